@@ -1,0 +1,2 @@
+//! Trace replay.
+pub mod collective;

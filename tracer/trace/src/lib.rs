@@ -1,0 +1,1 @@
+//! Time-independent trace model.
