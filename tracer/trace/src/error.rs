@@ -1,0 +1,68 @@
+//! Trace errors: every one names the file and line it comes from and what was expected.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// What is wrong with a trace line or file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceErrorKind {
+    /// The file could not be opened or read.
+    #[error("cannot read: {0}")]
+    Io(#[from] std::io::Error),
+    /// The action keyword is not one the format knows.
+    #[error("unknown action '{0}' (expected one of: {known})", known = crate::parse::KNOWN_ACTIONS)]
+    UnknownAction(String),
+    /// A field has the wrong shape, or fields are missing or in excess.
+    #[error("malformed '{action}': {expected}")]
+    Malformed { action: String, expected: String },
+    /// A datatype id outside SimGrid's table.
+    #[error(
+        "unknown datatype id '{0}' (expected an integer in 0..=59, SimGrid 3.32 Datatype::decode)"
+    )]
+    UnknownDatatype(String),
+    /// A line's first field is not a rank.
+    #[error("bad rank field '{0}' (expected a rank number such as 3, or p3 in the seed's format)")]
+    BadRank(String),
+    /// A rank has no trace source.
+    #[error("no trace for rank {0}")]
+    MissingRank(u32),
+}
+
+/// A trace error located at `file:line` (line 0 = the file as a whole).
+#[derive(Debug)]
+pub struct TraceError {
+    /// File the error was found in.
+    pub file: PathBuf,
+    /// 1-based line number; 0 when the error concerns the whole file.
+    pub line: u64,
+    /// What is wrong.
+    pub kind: TraceErrorKind,
+}
+
+impl TraceError {
+    /// Builds an error at `file:line`.
+    pub fn new(file: impl Into<PathBuf>, line: u64, kind: TraceErrorKind) -> Self {
+        TraceError {
+            file: file.into(),
+            line,
+            kind,
+        }
+    }
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file.display(), self.kind)
+        } else {
+            write!(f, "{}:{}: {}", self.file.display(), self.line, self.kind)
+        }
+    }
+}
+
+impl std::error::Error for TraceError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.kind.source()
+    }
+}

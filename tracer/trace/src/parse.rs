@@ -1,0 +1,747 @@
+//! Line decoder for SimGrid 3.32's TI text format and the seed's original format.
+//!
+//! A line is trimmed, split on runs of spaces and tabs; empty lines and lines starting with `#`
+//! carry no action (SimGrid 3.32 `xbt/replay.cpp`). The first field is the rank: `3` in SimGrid's
+//! format, `p3` in the seed's (`003_*` Table 1, where sizes are bytes, tags do not exist and
+//! `recv` has no size). Field layouts follow SimGrid 3.32's `smpi_replay.cpp` argument parsers;
+//! numbers are decoded with nom. Unlike SimGrid, excess fields are an error, and the count arrays
+//! of the v-collectives accept the same numbers as other counts (SimGrid reads them with `stoi`,
+//! so `1e3` is 1 there).
+
+use nom::character::complete::{i64 as int64, u32 as uint32};
+use nom::combinator::all_consuming;
+use nom::number::complete::double;
+
+use crate::action::{Action, Rank, RecvCount, RequestKey};
+use crate::datatype::Datatype;
+use crate::error::TraceErrorKind;
+
+/// Every action keyword the decoder accepts (SimGrid 3.32 names, then the seed's spellings).
+pub const KNOWN_ACTIONS: &str = "init finalize comm_size comm_split comm_dup location compute sleep \
+send isend recv irecv wait test waitall sendRecv barrier bcast reduce allreduce alltoall alltoallv \
+gather allgather gatherv allgatherv scatter scatterv reducescatter scan exscan; seed format: Isend Irecv allReduce";
+
+/// Which of the two text formats a line is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SimGrid 3.32 TI format: `0 send 1 0 1e6`.
+    SimGrid,
+    /// The seed's format (`003_*` Table 1): `p0 send p1 1e6`.
+    Seed,
+}
+
+/// A decoded line: the rank it belongs to and its action.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    /// Rank named by the line's first field.
+    pub rank: Rank,
+    /// Format of the line.
+    pub dialect: Dialect,
+    /// The decoded action.
+    pub action: Action,
+}
+
+/// Splits a line into fields the way SimGrid does (spaces and tabs).
+pub fn fields(line: &str) -> impl Iterator<Item = &str> {
+    line.split([' ', '\t', '\r']).filter(|t| !t.is_empty())
+}
+
+/// Decodes the rank field only (`3` or `p3`); used to skip other ranks' lines in a shared file
+/// without decoding their actions.
+pub fn rank_field(tok: &str) -> Result<(Rank, Dialect), TraceErrorKind> {
+    let (digits, dialect) = match tok.strip_prefix('p') {
+        Some(rest) => (rest, Dialect::Seed),
+        None => (tok, Dialect::SimGrid),
+    };
+    all_consuming(uint32::<_, ()>)(digits)
+        .map(|(_, r)| (r, dialect))
+        .map_err(|_| TraceErrorKind::BadRank(tok.to_string()))
+}
+
+/// Decodes one line. `nranks` is the size of `MPI_COMM_WORLD` (the v-collectives carry one count
+/// per rank). Returns `Ok(None)` for blank and comment lines.
+///
+/// # Errors
+/// [`TraceErrorKind::UnknownAction`], [`TraceErrorKind::Malformed`] (with what was expected),
+/// [`TraceErrorKind::UnknownDatatype`] or [`TraceErrorKind::BadRank`].
+pub fn parse_line(line: &str, nranks: u32) -> Result<Option<Record>, TraceErrorKind> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let mut it = fields(line);
+    let rank_tok = it.next().unwrap_or_default();
+    let (rank, dialect) = rank_field(rank_tok)?;
+    let name = it.next().ok_or_else(|| TraceErrorKind::Malformed {
+        action: String::new(),
+        expected: "an action name after the rank".into(),
+    })?;
+    let mut f = Fields {
+        name,
+        it,
+        n: nranks,
+        dialect,
+    };
+    let action = match dialect {
+        Dialect::SimGrid => f.simgrid()?,
+        Dialect::Seed => f.seed()?,
+    };
+    Ok(Some(Record {
+        rank,
+        dialect,
+        action,
+    }))
+}
+
+struct Fields<'a, I: Iterator<Item = &'a str>> {
+    name: &'a str,
+    it: I,
+    n: u32,
+    dialect: Dialect,
+}
+
+impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
+    fn malformed(&self, expected: String) -> TraceErrorKind {
+        TraceErrorKind::Malformed {
+            action: self.name.to_string(),
+            expected,
+        }
+    }
+
+    fn next_tok(&mut self, what: &str) -> Result<&'a str, TraceErrorKind> {
+        let name = self.name;
+        self.it.next().ok_or_else(|| TraceErrorKind::Malformed {
+            action: name.to_string(),
+            expected: format!("missing field <{what}>"),
+        })
+    }
+
+    fn float(&mut self, what: &str) -> Result<f64, TraceErrorKind> {
+        let tok = self.next_tok(what)?;
+        match all_consuming(double::<_, ()>)(tok) {
+            Ok((_, v)) if v.is_finite() => Ok(v),
+            _ => Err(self.malformed(format!("<{what}> must be a finite number, found '{tok}'"))),
+        }
+    }
+
+    /// A non-negative volume (flops, seconds).
+    fn volume(&mut self, what: &str) -> Result<f64, TraceErrorKind> {
+        let v = self.float(what)?;
+        if v < 0.0 {
+            return Err(self.malformed(format!("<{what}> must be >= 0, found {v}")));
+        }
+        Ok(v)
+    }
+
+    /// An element count: a number truncated toward zero, as SimGrid's `parse_integer`.
+    fn count(&mut self, what: &str) -> Result<u64, TraceErrorKind> {
+        let v = self.float(what)?.trunc();
+        if !(0.0..=9.0e15).contains(&v) {
+            return Err(self.malformed(format!("<{what}> must be a count in 0..9e15, found {v}")));
+        }
+        Ok(v as u64)
+    }
+
+    fn int(&mut self, what: &str) -> Result<i64, TraceErrorKind> {
+        let tok = self.next_tok(what)?;
+        all_consuming(int64::<_, ()>)(tok)
+            .map(|(_, v)| v)
+            .map_err(|_| self.malformed(format!("<{what}> must be an integer, found '{tok}'")))
+    }
+
+    fn tag(&mut self) -> Result<i32, TraceErrorKind> {
+        let v = self.int("tag")?;
+        i32::try_from(v).map_err(|_| self.malformed(format!("<tag> out of range: {v}")))
+    }
+
+    fn rank(&mut self, what: &str) -> Result<Rank, TraceErrorKind> {
+        if self.dialect == Dialect::Seed {
+            let tok = self.next_tok(what)?;
+            return match rank_field(tok) {
+                Ok((r, Dialect::Seed)) => Ok(r),
+                _ => Err(self.malformed(format!(
+                    "<{what}> must be a process id such as p1, found '{tok}'"
+                ))),
+            };
+        }
+        let v = self.int(what)?;
+        if v < 0 || v >= i64::from(self.n) {
+            return Err(self.malformed(format!(
+                "<{what}> must be a rank in 0..{}, found {v}",
+                self.n
+            )));
+        }
+        Ok(v as Rank)
+    }
+
+    fn counts(&mut self, what: &str) -> Result<Vec<u64>, TraceErrorKind> {
+        (0..self.n)
+            .map(|i| self.count(&format!("{what}[{i}] (one per rank, {} ranks)", self.n)))
+            .collect()
+    }
+
+    fn opt_tok(&mut self) -> Option<&'a str> {
+        self.it.next()
+    }
+
+    fn datatype(&self, tok: &str) -> Result<Datatype, TraceErrorKind> {
+        all_consuming(uint32::<_, ()>)(tok)
+            .ok()
+            .and_then(|(_, id)| Datatype::from_id(id))
+            .ok_or_else(|| TraceErrorKind::UnknownDatatype(tok.to_string()))
+    }
+
+    fn opt_dt(&mut self) -> Result<Option<Datatype>, TraceErrorKind> {
+        match self.opt_tok() {
+            None => Ok(None),
+            Some(tok) => self.datatype(tok).map(Some),
+        }
+    }
+
+    fn opt_root(&mut self) -> Result<Option<Rank>, TraceErrorKind> {
+        match self.opt_tok() {
+            None => Ok(None),
+            Some(tok) => match all_consuming(uint32::<_, ()>)(tok) {
+                Ok((_, r)) if r < self.n => Ok(Some(r)),
+                _ => Err(self.malformed(format!(
+                    "<root> must be a rank in 0..{}, found '{tok}'",
+                    self.n
+                ))),
+            },
+        }
+    }
+
+    fn end(&mut self, layout: &str) -> Result<(), TraceErrorKind> {
+        match self.it.next() {
+            None => Ok(()),
+            Some(tok) => Err(self.malformed(format!(
+                "unexpected extra field '{tok}'; layout is: {layout}"
+            ))),
+        }
+    }
+
+    fn simgrid(&mut self) -> Result<Action, TraceErrorKind> {
+        let a = match self.name {
+            "init" => {
+                return Ok(Action::Init {
+                    double_default: self.opt_tok().is_some(),
+                })
+            }
+            "finalize" => Action::Finalize,
+            "comm_size" | "comm_split" | "comm_dup" => return Ok(Action::CommNoop),
+            "location" => {
+                self.next_tok("file")?;
+                self.int("line")?;
+                Action::Location
+            }
+            "compute" => Action::Compute {
+                flops: self.volume("flops")?,
+            },
+            "sleep" => Action::Sleep {
+                secs: self.volume("seconds")?,
+            },
+            "send" | "isend" => {
+                let dst = self.rank("dst")?;
+                let tag = self.tag()?;
+                let count = self.count("count")?;
+                let dt = self.opt_dt()?;
+                self.end("dst tag count [datatype]")?;
+                Action::Send {
+                    dst,
+                    tag,
+                    count,
+                    dt,
+                    blocking: self.name == "send",
+                }
+            }
+            "recv" | "irecv" => {
+                let src = self.rank("src")?;
+                let tag = self.tag()?;
+                let c = self.float("count")?.trunc();
+                let count = if c < 0.0 {
+                    RecvCount::Probe
+                } else if c <= 9.0e15 {
+                    RecvCount::Count(c as u64)
+                } else {
+                    return Err(self.malformed(format!("<count> out of range: {c}")));
+                };
+                let dt = self.opt_dt()?;
+                self.end("src tag count [datatype]")?;
+                Action::Recv {
+                    src,
+                    tag,
+                    count,
+                    dt,
+                    blocking: self.name == "recv",
+                }
+            }
+            "wait" | "test" => {
+                let src = self.rank("src")?;
+                let dst = self.rank("dst")?;
+                let tag = self.tag()?;
+                self.end("src dst tag")?;
+                let key = RequestKey::Key { src, dst, tag };
+                if self.name == "wait" {
+                    Action::Wait(key)
+                } else {
+                    Action::Test(key)
+                }
+            }
+            "waitall" => Action::WaitAll,
+            "sendRecv" => {
+                let send_count = self.count("sendcount")?;
+                let dst = self.rank("dst")?;
+                let recv_count = self.count("recvcount")?;
+                let src = self.rank("src")?;
+                let sdt = self.next_tok("send datatype")?;
+                let send_dt = Some(self.datatype(sdt)?);
+                let rdt = self.next_tok("recv datatype")?;
+                let recv_dt = Some(self.datatype(rdt)?);
+                Action::SendRecv {
+                    send_count,
+                    dst,
+                    recv_count,
+                    src,
+                    send_dt,
+                    recv_dt,
+                }
+            }
+            "barrier" => Action::Barrier,
+            "bcast" => {
+                let count = self.count("count")?;
+                let root = self.opt_root()?.unwrap_or(0);
+                let dt = self.opt_dt()?;
+                self.end("count [root] [datatype]")?;
+                Action::Bcast { count, root, dt }
+            }
+            "reduce" => {
+                let count = self.count("count")?;
+                let flops = self.volume("flops")?;
+                let root = self.opt_root()?.unwrap_or(0);
+                let dt = self.opt_dt()?;
+                self.end("count flops [root] [datatype]")?;
+                Action::Reduce {
+                    count,
+                    flops,
+                    root,
+                    dt,
+                }
+            }
+            "allreduce" | "scan" | "exscan" => {
+                let count = self.count("count")?;
+                let flops = self.volume("flops")?;
+                let dt = self.opt_dt()?;
+                self.end("count flops [datatype]")?;
+                match self.name {
+                    "allreduce" => Action::AllReduce { count, flops, dt },
+                    "scan" => Action::Scan { count, flops, dt },
+                    _ => Action::ExScan { count, flops, dt },
+                }
+            }
+            "alltoall" | "allgather" => {
+                let send_count = self.count("sendcount")?;
+                let recv_count = self.count("recvcount")?;
+                let send_dt = self.opt_dt()?;
+                let recv_dt = self.opt_dt()?;
+                self.end("sendcount recvcount [send datatype] [recv datatype]")?;
+                if self.name == "alltoall" {
+                    Action::AllToAll {
+                        send_count,
+                        recv_count,
+                        send_dt,
+                        recv_dt,
+                    }
+                } else {
+                    Action::AllGather {
+                        send_count,
+                        recv_count,
+                        send_dt,
+                        recv_dt,
+                    }
+                }
+            }
+            "gather" | "scatter" => {
+                let send_count = self.count("sendcount")?;
+                let recv_count = self.count("recvcount")?;
+                let root = self.opt_root()?.unwrap_or(0);
+                let send_dt = self.opt_dt()?;
+                let recv_dt = self.opt_dt()?;
+                self.end("sendcount recvcount [root] [send datatype] [recv datatype]")?;
+                if self.name == "gather" {
+                    Action::Gather {
+                        send_count,
+                        recv_count,
+                        root,
+                        send_dt,
+                        recv_dt,
+                    }
+                } else {
+                    Action::Scatter {
+                        send_count,
+                        recv_count,
+                        root,
+                        send_dt,
+                        recv_dt,
+                    }
+                }
+            }
+            "alltoallv" => {
+                self.count("sendbufsize")?;
+                let send_counts = self.counts("sendcounts")?;
+                self.count("recvbufsize")?;
+                let recv_counts = self.counts("recvcounts")?;
+                let send_dt = self.opt_dt()?;
+                let recv_dt = self.opt_dt()?;
+                self.end("sendbufsize sendcounts[N] recvbufsize recvcounts[N] [sdt] [rdt]")?;
+                Action::AllToAllV {
+                    send_counts,
+                    recv_counts,
+                    send_dt,
+                    recv_dt,
+                }
+            }
+            "gatherv" => {
+                let send_count = self.count("sendcount")?;
+                let recv_counts = self.counts("recvcounts")?;
+                let root = self.opt_root()?.unwrap_or(0);
+                let send_dt = self.opt_dt()?;
+                let recv_dt = self.opt_dt()?;
+                self.end("sendcount recvcounts[N] [root] [sdt] [rdt]")?;
+                Action::GatherV {
+                    send_count,
+                    recv_counts,
+                    root,
+                    send_dt,
+                    recv_dt,
+                }
+            }
+            "allgatherv" => {
+                let send_count = self.count("sendcount")?;
+                let recv_counts = self.counts("recvcounts")?;
+                // SimGrid 3.32 GatherVArgParser: N+2 more fields = sdt rdt disps[N];
+                // N more = disps[N]; fewer = [sdt] [rdt].
+                let rest: Vec<&str> = self.it.by_ref().collect();
+                let n = self.n as usize;
+                let (dts, disps): (&[&str], &[&str]) = if rest.len() == n + 2 {
+                    (&rest[..2], &rest[2..])
+                } else if rest.len() == n && n > 2 {
+                    (&[], &rest[..])
+                } else if rest.len() <= 2 {
+                    (&rest[..], &[])
+                } else {
+                    return Err(self.malformed(format!(
+                        "expected sendcount recvcounts[{n}] [sdt rdt] [disps[{n}]], found {} trailing fields",
+                        rest.len()
+                    )));
+                };
+                for d in disps {
+                    if all_consuming(int64::<_, ()>)(*d).is_err() {
+                        return Err(
+                            self.malformed(format!("<disps> must be integers, found '{d}'"))
+                        );
+                    }
+                }
+                let send_dt = dts.first().map(|t| self.datatype(t)).transpose()?;
+                let recv_dt = dts.get(1).map(|t| self.datatype(t)).transpose()?;
+                Action::AllGatherV {
+                    send_count,
+                    recv_counts,
+                    send_dt,
+                    recv_dt,
+                }
+            }
+            "scatterv" => {
+                let send_counts = self.counts("sendcounts")?;
+                let recv_count = self.count("recvcount")?;
+                let root = self.opt_root()?.unwrap_or(0);
+                let send_dt = self.opt_dt()?;
+                let recv_dt = self.opt_dt()?;
+                self.end("sendcounts[N] recvcount [root] [sdt] [rdt]")?;
+                Action::ScatterV {
+                    send_counts,
+                    recv_count,
+                    root,
+                    send_dt,
+                    recv_dt,
+                }
+            }
+            "reducescatter" => {
+                let recv_counts = self.counts("recvcounts")?;
+                let flops = self.volume("flops")?;
+                let dt = self.opt_dt()?;
+                self.end("recvcounts[N] flops [datatype]")?;
+                Action::ReduceScatter {
+                    recv_counts,
+                    flops,
+                    dt,
+                }
+            }
+            other => return Err(TraceErrorKind::UnknownAction(other.to_string())),
+        };
+        if !matches!(a, Action::Send { .. } | Action::Recv { .. }) {
+            self.end("no further fields")?;
+        }
+        Ok(a)
+    }
+
+    /// The seed's Table 1. Volumes are bytes; there are no tags (tag 0).
+    fn seed(&mut self) -> Result<Action, TraceErrorKind> {
+        let byte = Some(Datatype::BYTE);
+        let a = match self.name {
+            "compute" => Action::Compute {
+                flops: self.volume("volume in flops")?,
+            },
+            "send" | "Isend" | "isend" => {
+                let dst = self.rank("dst_id")?;
+                let count = self.count("volume in bytes")?;
+                Action::Send {
+                    dst,
+                    tag: 0,
+                    count,
+                    dt: byte,
+                    blocking: self.name == "send",
+                }
+            }
+            "recv" | "Irecv" | "irecv" => {
+                let src = self.rank("src_id")?;
+                let count = match self.opt_tok() {
+                    None => RecvCount::FromSender,
+                    Some(tok) => match all_consuming(double::<_, ()>)(tok) {
+                        Ok((_, v)) if v.is_finite() && v >= 0.0 => {
+                            RecvCount::Count(v.trunc() as u64)
+                        }
+                        _ => {
+                            return Err(self.malformed(format!(
+                                "<volume> must be a number of bytes, found '{tok}'"
+                            )))
+                        }
+                    },
+                };
+                Action::Recv {
+                    src,
+                    tag: 0,
+                    count,
+                    dt: byte,
+                    blocking: self.name == "recv",
+                }
+            }
+            "bcast" => Action::Bcast {
+                count: self.count("volume in bytes")?,
+                root: 0,
+                dt: byte,
+            },
+            "reduce" => {
+                let count = self.count("vcomm in bytes")?;
+                let flops = self.volume("vcomp in flops")?;
+                Action::Reduce {
+                    count,
+                    flops,
+                    root: 0,
+                    dt: byte,
+                }
+            }
+            "allReduce" | "allreduce" => {
+                let count = self.count("vcomm in bytes")?;
+                let flops = self.volume("vcomp in flops")?;
+                Action::AllReduce {
+                    count,
+                    flops,
+                    dt: byte,
+                }
+            }
+            "barrier" => Action::Barrier,
+            "comm_size" => {
+                self.count("#proc")?;
+                Action::CommNoop
+            }
+            "wait" => Action::Wait(RequestKey::Oldest),
+            "init" => Action::Init {
+                double_default: false,
+            },
+            "finalize" => Action::Finalize,
+            other => return Err(TraceErrorKind::UnknownAction(other.to_string())),
+        };
+        self.end("the seed's Table 1 layout")?;
+        Ok(a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> Action {
+        parse_line(line, 4).unwrap().unwrap().action
+    }
+
+    fn err(line: &str) -> String {
+        parse_line(line, 4).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn simgrid_point_to_point() {
+        assert_eq!(
+            one("0 send 1 0 1e6"),
+            Action::Send {
+                dst: 1,
+                tag: 0,
+                count: 1_000_000,
+                dt: None,
+                blocking: true
+            }
+        );
+        assert_eq!(
+            one("  2\tirecv 3 7 1000 1  "),
+            Action::Recv {
+                src: 3,
+                tag: 7,
+                count: RecvCount::Count(1000),
+                dt: Some(Datatype(1)),
+                blocking: false
+            }
+        );
+        assert_eq!(
+            one("1 recv 0 0 -1"),
+            Action::Recv {
+                src: 0,
+                tag: 0,
+                count: RecvCount::Probe,
+                dt: None,
+                blocking: true
+            }
+        );
+        assert_eq!(
+            one("1 wait 0 1 5"),
+            Action::Wait(RequestKey::Key {
+                src: 0,
+                dst: 1,
+                tag: 5
+            })
+        );
+        // trunc(strtod): 2.9 elements read as 2.
+        assert!(matches!(
+            one("0 isend 1 0 2.9"),
+            Action::Send { count: 2, .. }
+        ));
+    }
+
+    #[test]
+    fn simgrid_collectives_with_optional_fields() {
+        assert_eq!(
+            one("0 bcast 5 2 0"),
+            Action::Bcast {
+                count: 5,
+                root: 2,
+                dt: Some(Datatype::DOUBLE)
+            }
+        );
+        assert_eq!(
+            one("0 bcast 5"),
+            Action::Bcast {
+                count: 5,
+                root: 0,
+                dt: None
+            }
+        );
+        assert_eq!(
+            one("3 reducescatter 1 2 3 4 1e3 0"),
+            Action::ReduceScatter {
+                recv_counts: vec![1, 2, 3, 4],
+                flops: 1e3,
+                dt: Some(Datatype::DOUBLE)
+            }
+        );
+        assert_eq!(
+            one("0 alltoallv 10 1 2 3 4 10 4 3 2 1"),
+            Action::AllToAllV {
+                send_counts: vec![1, 2, 3, 4],
+                recv_counts: vec![4, 3, 2, 1],
+                send_dt: None,
+                recv_dt: None
+            }
+        );
+        // allgatherv with sdt rdt disps[4] (N + 2 trailing fields)
+        assert_eq!(
+            one("1 allgatherv 2 2 2 2 2 1 1 0 2 4 6"),
+            Action::AllGatherV {
+                send_count: 2,
+                recv_counts: vec![2; 4],
+                send_dt: Some(Datatype(1)),
+                recv_dt: Some(Datatype(1))
+            }
+        );
+        assert_eq!(
+            one("0 sendRecv 1000 1 1000 1 6 6"),
+            Action::SendRecv {
+                send_count: 1000,
+                dst: 1,
+                recv_count: 1000,
+                src: 1,
+                send_dt: Some(Datatype::BYTE),
+                recv_dt: Some(Datatype::BYTE)
+            }
+        );
+        assert_eq!(
+            one("0 init 0"),
+            Action::Init {
+                double_default: true
+            }
+        );
+        assert_eq!(
+            one("0 init"),
+            Action::Init {
+                double_default: false
+            }
+        );
+    }
+
+    #[test]
+    fn seed_format() {
+        let r = parse_line("p0 send p1 1e6", 4).unwrap().unwrap();
+        assert_eq!((r.rank, r.dialect), (0, Dialect::Seed));
+        assert_eq!(
+            r.action,
+            Action::Send {
+                dst: 1,
+                tag: 0,
+                count: 1_000_000,
+                dt: Some(Datatype::BYTE),
+                blocking: true
+            }
+        );
+        assert!(matches!(
+            one("p0 recv p3"),
+            Action::Recv {
+                src: 3,
+                count: RecvCount::FromSender,
+                ..
+            }
+        ));
+        assert!(matches!(
+            one("p1 allReduce 1e3 5e5"),
+            Action::AllReduce { count: 1000, .. }
+        ));
+        assert_eq!(one("p1 wait"), Action::Wait(RequestKey::Oldest));
+    }
+
+    #[test]
+    fn blank_and_comment_lines() {
+        assert_eq!(parse_line("   ", 4).unwrap(), None);
+        assert_eq!(parse_line("# hello", 4).unwrap(), None);
+    }
+
+    #[test]
+    fn errors_say_what_was_expected() {
+        assert!(err("0 sendrecv 1 1 1 1 6 6").contains("unknown action 'sendrecv'"));
+        assert!(err("0 send 1 0").contains("missing field <count>"));
+        assert!(err("0 send 1 0 abc").contains("<count> must be a finite number, found 'abc'"));
+        assert!(err("0 send 9 0 10").contains("<dst> must be a rank in 0..4, found 9"));
+        assert!(err("0 send 1 0 10 99").contains("unknown datatype id '99'"));
+        assert!(err("0 wait").contains("missing field <src>"));
+        assert!(err("0 sendRecv 1 1 1 1").contains("missing field <send datatype>"));
+        assert!(err("x send 1 0 10").contains("bad rank field 'x'"));
+        assert!(err("0 compute 1e6 7").contains("unexpected extra field '7'"));
+        assert!(err("0 compute -5").contains("must be >= 0"));
+        assert!(err("0 compute inf").contains("finite"));
+    }
+}

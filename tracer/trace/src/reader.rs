@@ -1,0 +1,187 @@
+//! Streaming trace sources: each rank reads its own lines one at a time, never the whole trace.
+//!
+//! SimGrid 3.32 (`smpirun -replay LIST`) takes a list file: one path per line, line i being rank
+//! i's trace, or a single line naming one file shared by all ranks, each rank keeping the lines
+//! whose first field is its own number. timeless also accepts the shared trace file itself, and
+//! per-rank files named by the deployment's `<argument>`s.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use crate::action::{Action, Rank};
+use crate::error::{TraceError, TraceErrorKind};
+use crate::parse::{fields, parse_line, rank_field};
+
+/// Where each rank's actions come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TraceSource {
+    /// Path i holds rank i's actions.
+    PerRank(Vec<PathBuf>),
+    /// One file holds every rank's actions; each line starts with its rank.
+    Shared(PathBuf),
+}
+
+impl TraceSource {
+    /// Opens `path` as SimGrid's `-replay` argument: a list file of per-rank trace paths (one per
+    /// line, blank lines skipped, relative paths resolved against the list file's directory, then
+    /// the current directory), a list with a single entry (shared-trace mode), or a trace file
+    /// itself (its first action line starts with a rank), which is then shared by all ranks.
+    ///
+    /// # Errors
+    /// The file cannot be read, or a listed path does not exist (named with its list line).
+    pub fn open(path: &Path) -> Result<TraceSource, TraceError> {
+        let io = |e| TraceError::new(path, 0, TraceErrorKind::Io(e));
+        let reader = BufReader::new(File::open(path).map_err(io)?);
+        let base = path.parent().unwrap_or(Path::new(""));
+        let mut entries = Vec::new();
+        for (i, line) in reader.lines().enumerate() {
+            let line = line.map_err(io)?;
+            let trimmed = line.trim();
+            if trimmed.is_empty() {
+                continue;
+            }
+            if entries.is_empty() && !trimmed.starts_with('#') && looks_like_action(trimmed) {
+                return Ok(TraceSource::Shared(path.to_path_buf()));
+            }
+            let candidate = base.join(trimmed);
+            let resolved = if candidate.exists() {
+                candidate
+            } else {
+                PathBuf::from(trimmed)
+            };
+            if !resolved.exists() {
+                return Err(TraceError::new(
+                    path,
+                    i as u64 + 1,
+                    TraceErrorKind::Malformed {
+                        action: "list file".into(),
+                        expected: format!(
+                            "an existing trace file path, '{trimmed}' does not exist"
+                        ),
+                    },
+                ));
+            }
+            entries.push(resolved);
+        }
+        match entries.len() {
+            0 => Err(TraceError::new(
+                path,
+                0,
+                TraceErrorKind::Malformed {
+                    action: "list file".into(),
+                    expected: "at least one trace path".into(),
+                },
+            )),
+            1 => Ok(TraceSource::Shared(entries.pop().expect("one entry"))),
+            _ => Ok(TraceSource::PerRank(entries)),
+        }
+    }
+
+    /// Number of per-rank files, or `None` in shared mode.
+    pub fn rank_count(&self) -> Option<usize> {
+        match self {
+            TraceSource::PerRank(v) => Some(v.len()),
+            TraceSource::Shared(_) => None,
+        }
+    }
+
+    /// Opens rank `rank`'s stream in a world of `nranks` ranks.
+    ///
+    /// # Errors
+    /// [`TraceErrorKind::MissingRank`] if the list has no file for `rank`, or an I/O error.
+    pub fn open_rank(&self, rank: Rank, nranks: u32) -> Result<RankReader, TraceError> {
+        let (path, shared) = match self {
+            TraceSource::PerRank(v) => match v.get(rank as usize) {
+                Some(p) => (p.clone(), false),
+                None => {
+                    let list_hint = v.first().cloned().unwrap_or_default();
+                    return Err(TraceError::new(
+                        list_hint,
+                        0,
+                        TraceErrorKind::MissingRank(rank),
+                    ));
+                }
+            },
+            TraceSource::Shared(p) => (p.clone(), true),
+        };
+        let file =
+            File::open(&path).map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e)))?;
+        Ok(RankReader {
+            reader: BufReader::with_capacity(64 * 1024, file),
+            path,
+            rank,
+            nranks,
+            shared,
+            line_no: 0,
+            buf: String::new(),
+            foreign_lines: 0,
+        })
+    }
+}
+
+fn looks_like_action(line: &str) -> bool {
+    let mut f = fields(line);
+    matches!((f.next().map(rank_field), f.next()), (Some(Ok(_)), Some(_)))
+}
+
+/// A rank's action stream, decoded line by line. Memory is one line buffer.
+#[derive(Debug)]
+pub struct RankReader {
+    reader: BufReader<File>,
+    path: PathBuf,
+    rank: Rank,
+    nranks: u32,
+    shared: bool,
+    line_no: u64,
+    buf: String,
+    foreign_lines: u64,
+}
+
+impl RankReader {
+    /// Next action of this rank and its 1-based line number, or `None` at the end of the file.
+    /// Unlike SimGrid 3.32, a last line without a trailing newline is read, not dropped.
+    ///
+    /// # Errors
+    /// A read error or a malformed line, located at `file:line`.
+    pub fn next_action(&mut self) -> Result<Option<(Action, u64)>, TraceError> {
+        loop {
+            self.buf.clear();
+            let n = self.reader.read_line(&mut self.buf).map_err(|e| {
+                TraceError::new(&self.path, self.line_no + 1, TraceErrorKind::Io(e))
+            })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            if self.shared {
+                // Skip other ranks' lines without decoding their actions.
+                let first = fields(self.buf.trim()).next();
+                match first.map(rank_field) {
+                    Some(Ok((r, _))) if r != self.rank => continue,
+                    _ => {}
+                }
+            }
+            match parse_line(&self.buf, self.nranks) {
+                Ok(None) => continue,
+                Ok(Some(rec)) if rec.rank != self.rank => {
+                    // SimGrid ignores such a line with a warning; we count them for the caller.
+                    self.foreign_lines += 1;
+                    continue;
+                }
+                Ok(Some(rec)) => return Ok(Some((rec.action, self.line_no))),
+                Err(kind) => return Err(TraceError::new(&self.path, self.line_no, kind)),
+            }
+        }
+    }
+
+    /// The file this rank reads.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Lines of a per-rank file that named another rank and were skipped (SimGrid warns likewise).
+    pub fn foreign_lines(&self) -> u64 {
+        self.foreign_lines
+    }
+}
