@@ -1,1 +1,14 @@
-//! Simulation kernel.
+//! timeless simulation kernel: the weighted max-min solver, an indexed event heap and the
+//! CPU (Cas01) and network (CM02 with SMPI factors) models driving a discrete-event clock.
+//!
+//! Layers only look down: [`lmm`] knows constraints and variables; [`engine`] maps CPUs and links
+//! to constraints and executions, transfers and sleeps to variables and dates.
+
+pub mod engine;
+pub mod factors;
+pub mod heap;
+pub mod lmm;
+pub mod precision;
+
+pub use engine::{ActivityId, Engine, NetworkConfig};
+pub use factors::PiecewiseFactor;

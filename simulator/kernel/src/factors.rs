@@ -1,0 +1,176 @@
+//! Piecewise size-dependent parameters of SMPI: `smpi/bw-factor`, `smpi/lat-factor` and the
+//! software overheads `smpi/os`, `smpi/or`, `smpi/ois` (SimGrid 3.32 `src/smpi/internals/smpi_utils.cpp`,
+//! reference §4.3 and §6.1).
+//!
+//! Syntax: `thr:v1[:v2...];thr:v1...`, entries separated by `;`, each a byte threshold followed by
+//! one or more values. Entries are sorted by threshold.
+
+use std::fmt;
+
+/// One `thr:values...` entry.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    threshold_bytes: f64,
+    values: Vec<f64>,
+}
+
+/// A piecewise table keyed by message size in bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PiecewiseFactor {
+    entries: Vec<Entry>,
+}
+
+/// Why a piecewise string was rejected.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("bad piecewise value '{text}': {why} (expected 'threshold:value[:value];...', e.g. '0:1;65536:0.9')")]
+pub struct FactorError {
+    /// The rejected text.
+    pub text: String,
+    /// What is wrong.
+    pub why: String,
+}
+
+impl PiecewiseFactor {
+    /// SimGrid 3.32's default `smpi/bw-factor`.
+    pub const DEFAULT_BW: &'static str = "65472:0.940694;15424:0.697866;9376:0.58729;5776:1.08739;3484:0.77493;1426:0.608902;732:0.341987;257:0.338112;0:0.812084";
+    /// SimGrid 3.32's default `smpi/lat-factor`.
+    pub const DEFAULT_LAT: &'static str = "65472:11.6436;15424:3.48845;9376:2.59299;5776:2.18796;3484:1.88101;1426:1.61075;732:1.9503;257:1.95341;0:2.01467";
+    /// Default `smpi/os`, `smpi/or`, `smpi/ois`: zero cost.
+    pub const DEFAULT_OVERHEAD: &'static str = "0:0:0:0:0";
+
+    /// Parses `text`, requiring at least `min_values` values per entry.
+    ///
+    /// # Errors
+    /// A malformed entry, a non-numeric field, or too few values.
+    pub fn parse(text: &str, min_values: usize) -> Result<Self, FactorError> {
+        let err = |why: String| FactorError {
+            text: text.to_string(),
+            why,
+        };
+        let mut entries = Vec::new();
+        for part in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+            let mut fields = part.split(':');
+            let thr = fields.next().unwrap_or_default().trim();
+            let threshold_bytes: f64 = thr
+                .parse()
+                .map_err(|_| err(format!("threshold '{thr}' is not a number")))?;
+            let values = fields
+                .map(|f| {
+                    f.trim()
+                        .parse::<f64>()
+                        .map_err(|_| err(format!("value '{f}' is not a number")))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if values.len() < min_values {
+                return Err(err(format!(
+                    "entry '{part}' needs {min_values} value(s) after the threshold"
+                )));
+            }
+            if values
+                .iter()
+                .chain([&threshold_bytes])
+                .any(|v| !v.is_finite())
+            {
+                return Err(err(format!("entry '{part}' is not finite")));
+            }
+            entries.push(Entry {
+                threshold_bytes,
+                values,
+            });
+        }
+        if entries.is_empty() {
+            return Err(err("no entry".into()));
+        }
+        entries.sort_by(|a, b| a.threshold_bytes.total_cmp(&b.threshold_bytes));
+        Ok(PiecewiseFactor { entries })
+    }
+
+    /// Factor for a message of `bytes` (the network size P = S + 16): the value of the largest
+    /// threshold strictly below `bytes`, or 1 if none is (reference §6.1, verified at P = 257/258).
+    pub fn factor(&self, bytes: f64) -> f64 {
+        self.entries
+            .iter()
+            .rev()
+            .find(|e| e.threshold_bytes < bytes)
+            .map_or(1.0, |e| e.values[0])
+    }
+
+    /// Overhead in seconds for a message of `bytes` (the raw size S): `a + b·S` from the entry with
+    /// the largest threshold strictly below S, else the lowest entry (reference §4.3).
+    pub fn overhead_secs(&self, bytes: f64) -> f64 {
+        let e = self
+            .entries
+            .iter()
+            .rev()
+            .find(|e| e.threshold_bytes < bytes)
+            .unwrap_or(&self.entries[0]);
+        let a = e.values.first().copied().unwrap_or(0.0);
+        let b = e.values.get(1).copied().unwrap_or(0.0);
+        a + b * bytes
+    }
+
+    /// True when every value is zero (an overhead table that costs nothing).
+    pub fn is_zero(&self) -> bool {
+        self.entries
+            .iter()
+            .all(|e| e.values.iter().all(|&v| v == 0.0))
+    }
+}
+
+impl fmt::Display for PiecewiseFactor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.entries.iter().rev().enumerate() {
+            if i > 0 {
+                f.write_str(";")?;
+            }
+            write!(f, "{}", e.threshold_bytes)?;
+            for v in &e.values {
+                write!(f, ":{v}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reference §6.1: P = 257 uses the `0` entry, P = 258 the `257` entry (S = 241 / 242).
+    #[test]
+    fn strict_threshold_lookup() {
+        let bw = PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_BW, 1).unwrap();
+        assert_eq!(bw.factor(257.0), 0.812084);
+        assert_eq!(bw.factor(258.0), 0.338112);
+        assert_eq!(bw.factor(1016.0), 0.341987);
+        assert_eq!(bw.factor(1_000_016.0), 0.940694);
+        assert_eq!(bw.factor(0.0), 1.0);
+        let lat = PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_LAT, 1).unwrap();
+        assert_eq!(lat.factor(1016.0), 1.9503);
+    }
+
+    /// Reference §4.3: `0:1e-3:1e-6` costs 1e-3 + 1e-6 × 1000 = 2 ms for S = 1000.
+    #[test]
+    fn overhead_formula() {
+        let os = PiecewiseFactor::parse("0:1e-3:1e-6", 2).unwrap();
+        assert!((os.overhead_secs(1000.0) - 2e-3).abs() < 1e-15);
+        // No threshold strictly below S = 0: the lowest entry applies.
+        assert!((os.overhead_secs(0.0) - 1e-3).abs() < 1e-15);
+        assert!(PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_OVERHEAD, 2)
+            .unwrap()
+            .is_zero());
+    }
+
+    #[test]
+    fn rejects_bad_text() {
+        assert!(PiecewiseFactor::parse("1", 1)
+            .unwrap_err()
+            .why
+            .contains("needs 1 value"));
+        assert!(PiecewiseFactor::parse("0:x", 1)
+            .unwrap_err()
+            .why
+            .contains("'x' is not a number"));
+        assert!(PiecewiseFactor::parse("", 1).is_err());
+    }
+}

@@ -1,0 +1,492 @@
+//! Weighted max-min sharing: the linear max-min (LMM) system of SimGrid's kernel.
+//!
+//! # The model
+//! Resources are **constraints** with a capacity `C` (bytes/s for a link, flop/s for a CPU).
+//! Activities in progress are **variables**: the rate `x` each one gets. A variable uses a
+//! constraint with a consumption **weight** `w` (1 for a link on the route, 0.05 for a link on the
+//! reverse route with `network/crosstraffic`), has a **penalty** `p > 0` (SimGrid's
+//! `sharing_penalty`; a variable with `p = 0` is inactive and gets nothing) and an optional
+//! **bound** `b` (an upper limit on `x`). A SHARED constraint requires `Σ w·x ≤ C`, a FATPIPE one
+//! `max w·x ≤ C`.
+//!
+//! # Bottleneck filling (SimGrid 3.32 `src/kernel/lmm/maxmin.cpp`)
+//! Each round, every live constraint offers `remaining / usage` where `usage = Σ w/p` over its
+//! unfixed variables (max for FATPIPE). The smallest offer `m` is the bottleneck; its variables
+//! get `x = m/p` — so on a bottleneck, shares are proportional to `1/p`, TCP's RTT-unfairness —
+//! unless some of them hit their bound first (`b·p < m`): then only the variables with the
+//! smallest `b·p` are fixed, at `x = b`. Fixed variables consume `w·x` of every constraint they
+//! use; a constraint whose usage or remaining drops to (nearly) zero leaves. Repeat until none is
+//! left.
+//!
+//! Example: link A (C = 10) carries flows 1 and 2, link B (C = 4) carries flow 2, all `w = p = 1`.
+//! Round 1: A offers 10/2 = 5, B offers 4/1 = 4, so B is the bottleneck and flow 2 gets 4.
+//! Round 2: A has 10 − 4 = 6 left for flow 1 alone: flow 1 gets 6. Both links are saturated.
+//!
+//! # Incremental solving
+//! A change (variable added, removed, penalty or bound changed) marks the variable's constraints
+//! as modified. [`System::solve`] re-solves only the connected component of those constraints
+//! (constraints linked through active variables), which gives the same values as a full solve
+//! because components do not interact. [`System::set_selective`]`(false)` forces full solves, for
+//! testing one against the other. After a solve, [`System::touched`] lists every variable whose
+//! value was recomputed.
+//!
+//! Inputs: capacities, weights, penalties, bounds. Computed: values.
+
+use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
+
+/// A constraint (resource) index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CnstId(pub u32);
+
+/// A variable (activity share) index. Slots are reused after [`System::remove_variable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub u32);
+
+/// How a constraint adds up its variables' consumptions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sharing {
+    /// `Σ w·x ≤ C`.
+    Shared,
+    /// `max w·x ≤ C`: every variable may use the whole capacity.
+    FatPipe,
+}
+
+#[derive(Debug, Clone)]
+struct Cnst {
+    capacity: f64,
+    sharing: Sharing,
+    elems: Vec<u32>,
+    remaining: f64,
+    usage: f64,
+    light_pos: u32,
+    mark: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Var {
+    penalty: f64,
+    bound: f64,
+    value: f64,
+    elems: Vec<u32>,
+    fixed: bool,
+    mark: u32,
+    alive: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Elem {
+    cnst: u32,
+    var: u32,
+    weight: f64,
+    /// Index of this element in its constraint's `elems`.
+    pos: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The max-min system. Constraints are created once; variables come and go.
+#[derive(Debug, Default)]
+pub struct System {
+    cnsts: Vec<Cnst>,
+    vars: Vec<Var>,
+    free_vars: Vec<u32>,
+    elems: Vec<Elem>,
+    free_elems: Vec<u32>,
+    modified: Vec<u32>,
+    epoch: u32,
+    full_solve: bool,
+    // scratch, reused between solves
+    set: Vec<u32>,
+    light: Vec<u32>,
+    saturated: Vec<u32>,
+    sat_vars: Vec<u32>,
+    touched: Vec<VarId>,
+}
+
+impl System {
+    /// An empty system with selective (incremental) solving.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `true` (default): solve only components touched since the last solve; `false`: solve every
+    /// constraint each time (the slow reference, same results).
+    pub fn set_selective(&mut self, selective: bool) {
+        self.full_solve = !selective;
+    }
+
+    /// Adds a constraint of `capacity` (in the resource's unit per second). O(1).
+    pub fn add_constraint(&mut self, capacity: f64, sharing: Sharing) -> CnstId {
+        self.cnsts.push(Cnst {
+            capacity,
+            sharing,
+            elems: Vec::new(),
+            remaining: 0.0,
+            usage: 0.0,
+            light_pos: NONE,
+            mark: 0,
+        });
+        CnstId(self.cnsts.len() as u32 - 1)
+    }
+
+    /// Adds a variable with `penalty` (0 = inactive) and `bound` (≤ 0 = unbounded). O(1).
+    pub fn add_variable(&mut self, penalty: f64, bound: f64) -> VarId {
+        let v = Var {
+            penalty,
+            bound,
+            value: 0.0,
+            elems: Vec::new(),
+            fixed: false,
+            mark: 0,
+            alive: true,
+        };
+        match self.free_vars.pop() {
+            Some(i) => {
+                let elems = std::mem::take(&mut self.vars[i as usize].elems);
+                self.vars[i as usize] = Var { elems, ..v };
+                VarId(i)
+            }
+            None => {
+                self.vars.push(v);
+                VarId(self.vars.len() as u32 - 1)
+            }
+        }
+    }
+
+    /// Makes `var` consume `weight` of `cnst`. Expanding twice onto the same constraint adds the
+    /// weights (SHARED) or keeps the larger (FATPIPE), as SimGrid's `System::expand`.
+    /// O(elements of `var`).
+    pub fn expand(&mut self, cnst: CnstId, var: VarId, weight: f64) {
+        let existing = self.vars[var.0 as usize]
+            .elems
+            .iter()
+            .copied()
+            .find(|&e| self.elems[e as usize].cnst == cnst.0);
+        match existing {
+            Some(e) => {
+                let el = &mut self.elems[e as usize];
+                match self.cnsts[cnst.0 as usize].sharing {
+                    Sharing::Shared => el.weight += weight,
+                    Sharing::FatPipe => el.weight = el.weight.max(weight),
+                }
+            }
+            None => {
+                let c = &mut self.cnsts[cnst.0 as usize];
+                let el = Elem {
+                    cnst: cnst.0,
+                    var: var.0,
+                    weight,
+                    pos: c.elems.len() as u32,
+                };
+                let id = match self.free_elems.pop() {
+                    Some(i) => {
+                        self.elems[i as usize] = el;
+                        i
+                    }
+                    None => {
+                        self.elems.push(el);
+                        self.elems.len() as u32 - 1
+                    }
+                };
+                c.elems.push(id);
+                self.vars[var.0 as usize].elems.push(id);
+            }
+        }
+        if weight > 0.0 || self.vars[var.0 as usize].penalty > 0.0 {
+            self.modified.push(cnst.0);
+        }
+    }
+
+    /// Removes `var`; its slot may be reused. O(elements of `var`).
+    pub fn remove_variable(&mut self, var: VarId) {
+        let mut elems = std::mem::take(&mut self.vars[var.0 as usize].elems);
+        for &e in &elems {
+            let Elem { cnst, pos, .. } = self.elems[e as usize];
+            let c = &mut self.cnsts[cnst as usize];
+            c.elems.swap_remove(pos as usize);
+            if let Some(&moved) = c.elems.get(pos as usize) {
+                self.elems[moved as usize].pos = pos;
+            }
+            self.modified.push(cnst);
+            self.free_elems.push(e);
+        }
+        elems.clear();
+        let v = &mut self.vars[var.0 as usize];
+        v.elems = elems;
+        v.alive = false;
+        v.penalty = 0.0;
+        v.value = 0.0;
+        self.free_vars.push(var.0);
+    }
+
+    /// Changes `var`'s penalty (0 deactivates it). O(elements of `var`).
+    pub fn set_penalty(&mut self, var: VarId, penalty: f64) {
+        let v = &mut self.vars[var.0 as usize];
+        if v.penalty == penalty {
+            return;
+        }
+        v.penalty = penalty;
+        if penalty <= 0.0 {
+            v.value = 0.0;
+        }
+        for &e in &v.elems {
+            self.modified.push(self.elems[e as usize].cnst);
+        }
+    }
+
+    /// Changes `var`'s bound (≤ 0 = unbounded).
+    pub fn set_bound(&mut self, var: VarId, bound: f64) {
+        let v = &mut self.vars[var.0 as usize];
+        v.bound = bound;
+        for &e in &v.elems {
+            self.modified.push(self.elems[e as usize].cnst);
+        }
+    }
+
+    /// Current value (rate) of `var`, as of the last solve.
+    pub fn value(&self, var: VarId) -> f64 {
+        self.vars[var.0 as usize].value
+    }
+
+    /// Penalty of `var`.
+    pub fn penalty(&self, var: VarId) -> f64 {
+        self.vars[var.0 as usize].penalty
+    }
+
+    /// True if a change is waiting for [`System::solve`].
+    pub fn needs_solve(&self) -> bool {
+        !self.modified.is_empty()
+    }
+
+    /// Variables whose value the last [`System::solve`] recomputed, in a deterministic order.
+    pub fn touched(&self) -> &[VarId] {
+        &self.touched
+    }
+
+    fn next_epoch(&mut self) -> u32 {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            for c in &mut self.cnsts {
+                c.mark = 0;
+            }
+            for v in &mut self.vars {
+                v.mark = 0;
+            }
+            self.epoch = 1;
+        }
+        self.epoch
+    }
+
+    /// Collects the constraints to solve into `self.set`.
+    fn collect(&mut self) {
+        let epoch = self.next_epoch();
+        self.set.clear();
+        if self.full_solve {
+            for (i, c) in self.cnsts.iter_mut().enumerate() {
+                if !c.elems.is_empty() {
+                    c.mark = epoch;
+                    self.set.push(i as u32);
+                }
+            }
+            self.modified.clear();
+            return;
+        }
+        // Breadth-first closure of the modified constraints through active variables.
+        let mut modified = std::mem::take(&mut self.modified);
+        for &c in &modified {
+            let cn = &mut self.cnsts[c as usize];
+            if cn.mark != epoch {
+                cn.mark = epoch;
+                self.set.push(c);
+            }
+        }
+        modified.clear();
+        self.modified = modified;
+        let mut head = 0;
+        while head < self.set.len() {
+            let c = self.set[head] as usize;
+            head += 1;
+            for k in 0..self.cnsts[c].elems.len() {
+                let v = self.elems[self.cnsts[c].elems[k] as usize].var as usize;
+                if self.vars[v].penalty <= 0.0 || self.vars[v].mark == epoch {
+                    continue;
+                }
+                self.vars[v].mark = epoch;
+                for j in 0..self.vars[v].elems.len() {
+                    let c2 = self.elems[self.vars[v].elems[j] as usize].cnst;
+                    let cn = &mut self.cnsts[c2 as usize];
+                    if cn.mark != epoch {
+                        cn.mark = epoch;
+                        self.set.push(c2);
+                    }
+                }
+            }
+        }
+        // Deterministic processing order regardless of discovery order.
+        self.set.sort_unstable();
+    }
+
+    /// Recomputes the values of every variable connected to a change. Cost: linear in the
+    /// elements of the solved component per bottleneck round.
+    pub fn solve(&mut self) {
+        self.touched.clear();
+        if self.modified.is_empty() && !self.full_solve {
+            return;
+        }
+        self.collect();
+        let epoch = self.next_epoch();
+        self.light.clear();
+        // INIT: usage and remaining of every constraint, reset of its variables.
+        for si in 0..self.set.len() {
+            let c = self.set[si] as usize;
+            let cap = self.cnsts[c].capacity;
+            self.cnsts[c].remaining = cap;
+            self.cnsts[c].usage = 0.0;
+            self.cnsts[c].light_pos = NONE;
+            let mut usage = 0.0f64;
+            for k in 0..self.cnsts[c].elems.len() {
+                let el = self.elems[self.cnsts[c].elems[k] as usize];
+                let v = &mut self.vars[el.var as usize];
+                if v.penalty <= 0.0 {
+                    continue;
+                }
+                if v.mark != epoch {
+                    v.mark = epoch;
+                    v.value = 0.0;
+                    v.fixed = false;
+                    self.touched.push(VarId(el.var));
+                }
+                if el.weight > 0.0 {
+                    let u = el.weight / v.penalty;
+                    match self.cnsts[c].sharing {
+                        Sharing::Shared => usage += u,
+                        Sharing::FatPipe => usage = usage.max(u),
+                    }
+                }
+            }
+            self.cnsts[c].usage = usage;
+            if usage > 0.0 && double_positive(cap, cap * MAXMIN_PRECISION) {
+                self.cnsts[c].light_pos = self.light.len() as u32;
+                self.light.push(c as u32);
+            }
+        }
+        let mut min_usage = self.find_saturated();
+        while !self.light.is_empty() {
+            self.saturated_vars();
+            // Does some candidate hit its bound before the bottleneck share?
+            let mut min_bound = -1.0f64;
+            for &v in &self.sat_vars {
+                let var = &self.vars[v as usize];
+                if var.bound > 0.0 && var.bound * var.penalty < min_usage {
+                    let bp = var.bound * var.penalty;
+                    min_bound = if min_bound < 0.0 {
+                        bp
+                    } else {
+                        min_bound.min(bp)
+                    };
+                }
+            }
+            let mut fixed_any = false;
+            for i in 0..self.sat_vars.len() {
+                let v = self.sat_vars[i] as usize;
+                let value = if min_bound < 0.0 {
+                    min_usage / self.vars[v].penalty
+                } else if (min_bound - self.vars[v].bound * self.vars[v].penalty).abs()
+                    < MAXMIN_PRECISION
+                {
+                    self.vars[v].bound
+                } else {
+                    continue;
+                };
+                self.fix(v, value);
+                fixed_any = true;
+            }
+            if !fixed_any {
+                // Cannot happen with positive usages; guards against an endless loop on NaN input.
+                debug_assert!(false, "max-min round fixed no variable");
+                break;
+            }
+            min_usage = self.find_saturated();
+        }
+    }
+
+    /// Sets `var = value` and charges it to its constraints.
+    fn fix(&mut self, v: usize, value: f64) {
+        self.vars[v].value = value;
+        self.vars[v].fixed = true;
+        let penalty = self.vars[v].penalty;
+        for j in 0..self.vars[v].elems.len() {
+            let el = self.elems[self.vars[v].elems[j] as usize];
+            let c = el.cnst as usize;
+            let cap = self.cnsts[c].capacity;
+            match self.cnsts[c].sharing {
+                Sharing::Shared => {
+                    let cn = &mut self.cnsts[c];
+                    double_update(&mut cn.remaining, el.weight * value, cap * MAXMIN_PRECISION);
+                    double_update(&mut cn.usage, el.weight / penalty, MAXMIN_PRECISION);
+                }
+                Sharing::FatPipe => {
+                    let mut usage = 0.0f64;
+                    for &e2 in &self.cnsts[c].elems {
+                        let el2 = self.elems[e2 as usize];
+                        let v2 = &self.vars[el2.var as usize];
+                        if v2.penalty > 0.0 && !v2.fixed && el2.weight > 0.0 {
+                            usage = usage.max(el2.weight / v2.penalty);
+                        }
+                    }
+                    self.cnsts[c].usage = usage;
+                }
+            }
+            let cn = &self.cnsts[c];
+            if cn.light_pos != NONE
+                && (!double_positive(cn.usage, MAXMIN_PRECISION)
+                    || !double_positive(cn.remaining, cap * MAXMIN_PRECISION))
+            {
+                let p = cn.light_pos as usize;
+                self.light.swap_remove(p);
+                if let Some(&moved) = self.light.get(p) {
+                    self.cnsts[moved as usize].light_pos = p as u32;
+                }
+                self.cnsts[c].light_pos = NONE;
+            }
+        }
+    }
+
+    /// The smallest `remaining/usage` over live constraints; the constraints reaching it exactly
+    /// go to `self.saturated`. Returns -1 when none is live.
+    fn find_saturated(&mut self) -> f64 {
+        let mut min_usage = -1.0f64;
+        self.saturated.clear();
+        for &c in &self.light {
+            let cn = &self.cnsts[c as usize];
+            let rou = cn.remaining / cn.usage;
+            if min_usage < 0.0 || min_usage > rou {
+                min_usage = rou;
+                self.saturated.clear();
+                self.saturated.push(c);
+            } else if min_usage == rou {
+                self.saturated.push(c);
+            }
+        }
+        min_usage
+    }
+
+    /// Unfixed active variables of the saturated constraints, without duplicates.
+    fn saturated_vars(&mut self) {
+        let epoch = self.next_epoch();
+        self.sat_vars.clear();
+        for &c in &self.saturated {
+            for &e in &self.cnsts[c as usize].elems {
+                let el = self.elems[e as usize];
+                let v = &mut self.vars[el.var as usize];
+                if el.weight > 0.0 && v.penalty > 0.0 && !v.fixed && v.mark != epoch {
+                    v.mark = epoch;
+                    self.sat_vars.push(el.var);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
