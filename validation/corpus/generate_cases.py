@@ -352,8 +352,8 @@ def build():
          "--cfg smpi/async-small-thresh:10000: rank 0 sends 1000 B (tag 0, below the async "
          "threshold: goes to the receiver's 'small' mailbox and is transferred at once, before the "
          "receiver posts), then 50000 B (tag 1, above it: starts only when the receiver posts), then "
-         "computes 1e8. Rank 1 computes 1e9 then receives both. Expected: the first recv completes at "
-         "t=1 with no transfer time, the second at 1 + T(50000).",
+         "computes 1e8 (finishes at 0.1). Rank 1 computes 1e9 then receives both: the first recv "
+         "completes at t=1 with no transfer time, the second at 1 + T(50000) = %s." % g(1 + T(50000, P1)),
          2, pair_platform(), ["alpha", "beta"],
          {0: wrap(["send 1 0 1000", "send 1 1 50000", "compute 1e8"]),
           1: wrap(["compute 1e9", "recv 0 0 1000", "recv 0 1 50000"])},
