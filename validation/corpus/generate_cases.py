@@ -1052,6 +1052,26 @@ def build():
           2: wrap(["compute 1e6", "send 0 0 100000", "send 0 1 1000"]),
           3: wrap(["send 0 0 100000", "compute 2e6", "send 0 1 1000"])})
 
+    fpc = cluster_platform("fp", "fp-", "", 3, speed="1Gf", bw="100MBps", lat="20us",
+                           extra=' sharing_policy="FATPIPE" bb_bw="1GBps" bb_lat="10us"')
+    same = [(100e6, 20e-6, 1.05), (1e9, 10e-6, 1.05)]
+    cross = [(100e6, 20e-6, 1.05), (1e9, 10e-6, 1.05), (100e6, 20e-6, 1.05)]
+    p1_, p2_, p3_ = 2 * T(1e6, same), 2 * T(1e6, cross), 2 * T(0, cross)
+    case("63-cluster-fatpipe-ignored-same-node",
+         "Cluster gotchas: sharing_policy=FATPIPE on <cluster> is ignored (private links are SHARED, "
+         "so a lone flow gets w=1.05 on them), and two ranks on the same node of a cluster without "
+         "loopback go through the node's link and the backbone. Ranks 0,1 on fp-0, rank 2 on fp-1. "
+         "Phase 1: same-node ping-pong 1e6 0<->1: the route is [fp_link_0, backbone] with the private "
+         "link counted ONCE (Lraw = 20+10 = 30us, both links w=1.05): 2*T = %s. Phase 2: cross-node "
+         "ping-pong 1e6 0<->2 over [fp_link_0, backbone, fp_link_1] (Lraw 50us, w=1.05): 2*T = %s. "
+         "Phase 3: 0-byte ping-pong 0<->2 (P = 16 B): 2*T = %s. Total %s."
+         % (g(p1_), g(p2_), g(p3_), g(p1_ + p2_ + p3_)),
+         3, fpc, ["fp-0", "fp-0", "fp-1"],
+         {0: wrap(["send 1 0 1e6", "recv 1 0 1e6", "send 2 0 1e6", "recv 2 0 1e6", "send 2 1 0",
+                   "recv 2 1 0"]),
+          1: wrap(["recv 0 0 1e6", "send 0 0 1e6"]),
+          2: wrap(["recv 0 0 1e6", "send 0 0 1e6", "recv 0 1 0", "send 0 1 0"])})
+
 
 def main():
     build()
