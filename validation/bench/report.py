@@ -104,7 +104,7 @@ def main():
         ])
         for tool, run in (("SimGrid", s), ("timeless", t)):
             if run is not None and run["status"] == "failed":
-                verdicts.append(("FAIL", f"{w}: {tool} run failed (see validation/bench/work/)"))
+                verdicts.append(("FAIL", f"{w}: {tool} run failed (logs in the work directory)"))
         if speed is None:
             verdicts.append(("SKIP", f"{w}: speed-up (needs both SimGrid and timeless)"))
         else:
@@ -139,7 +139,7 @@ def main():
                                 f"{b:.1f} MiB at {long_['iterations']} (target: about equal, "
                                 f"<= max({MEM_FACTOR:g}x, +{MEM_SLACK_MIB:g} MiB))"))
         else:
-            verdicts.append(("SKIP", "memory: timeless peak RSS vs trace length (timeless did not run)"))
+            verdicts.append(("SKIP", "memory: timeless peak RSS vs trace length (a timeless run failed or was skipped)"))
 
     specs = ["", "d", "d", ".2f", ".3f", ".1f", ".0f", ".0f", ".1f", ".1f", ".9f", ".9f", ".2e"]
 

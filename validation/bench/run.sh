@@ -16,7 +16,7 @@ Usage: validation/bench/run.sh [OPTIONS]
   --keep         keep the generated traces in work/ (they are deleted at the end otherwise)
   -h, --help     this help
 Environment: BENCH_TIMEOUT (seconds per run, default 1800), BENCH_WORK (work dir, default
-validation/bench/work).
+validation/bench/work), BENCH_TIMELESS_BIN (use this timeless binary instead of building one).
 EOF
 }
 
@@ -69,8 +69,11 @@ RUNS="$WORK/runs.tsv"
 printf 'workload\trole\ttool\titerations\tactions\tstatus\twall_s\trss_kib\tsim_time_s\n' > "$RUNS"
 
 # ---- timeless build ----------------------------------------------------------------------------
-TL_BIN="$ROOT/target/release/timeless"
-if [ "$TIMELESS" = 1 ]; then
+TL_BIN="${BENCH_TIMELESS_BIN:-$ROOT/target/release/timeless}"
+if [ "$TIMELESS" = 1 ] && [ -n "${BENCH_TIMELESS_BIN:-}" ]; then
+  echo "== using BENCH_TIMELESS_BIN=$TL_BIN (no build)"
+  [ -x "$TL_BIN" ] || { echo "NOTICE: $TL_BIN is not executable; timeless half skipped"; TIMELESS=0; }
+elif [ "$TIMELESS" = 1 ]; then
   echo "== cargo build --release -p timeless"
   if (cd "$ROOT" && env -u CARGO_TARGET_DIR cargo build --release -p timeless) > "$WORK/build.log" 2>&1 \
      && [ -x "$TL_BIN" ]; then
