@@ -14,7 +14,7 @@
 //! `Request::send` / `recv` / `isend` / `irecv` / `waitall` calls each rank makes. This module
 //! rebuilds those sequences:
 //!
-//! * one file per collective ([`barrier`], [`bcast`], ...) holds an algorithm enum named after
+//! * one file per collective ([`barrier`](mod@barrier), [`bcast`](mod@bcast), ...) holds an algorithm enum named after
 //!   SimGrid's `--cfg=smpi/<coll>:<algo>` values and one private function per algorithm;
 //! * [`CollectiveConfig`] is the `smpi/<coll>` configuration (plus `smpi/coll-selector`);
 //! * the public dispatchers ([`bcast()`], [`allreduce()`], ...) validate their arguments, pick
