@@ -1203,3 +1203,105 @@ fn exact_allreduce_lr_remainder() {
         ]
     );
 }
+
+/// The algorithms whose sizes depend on the communicator's binary structure, on larger and
+/// odd sizes than the sweeps above.
+#[test]
+fn structured_algorithms_on_larger_sizes() {
+    let d = Payload::new(37, 8);
+    for size in [12u32, 16, 17, 24, 31, 33, 63] {
+        for name in [
+            "rdb",
+            "bruck",
+            "ompi_neighborexchange",
+            "rhv",
+            "ompi",
+            "mpich",
+        ] {
+            let mut cfg = CollectiveConfig::default();
+            cfg.set("smpi/allgather", name).unwrap();
+            verify(
+                &format!("allgather {name}"),
+                size,
+                Expect::All,
+                &|r, out| allgather(&cfg, r, size, d, d, out),
+            );
+        }
+        for name in ["rdb", "bruck", "ompi", "mpich", "pair_light_barrier"] {
+            let mut cfg = CollectiveConfig::default();
+            cfg.set("smpi/alltoall", name).unwrap();
+            verify(&format!("alltoall {name}"), size, Expect::All, &|r, out| {
+                alltoall(&cfg, r, size, d, d, out)
+            });
+        }
+        for name in ["rdb", "rab_rdb", "rab1", "rab2", "lr"] {
+            let mut cfg = CollectiveConfig::default();
+            cfg.set("smpi/allreduce", name).unwrap();
+            verify(
+                &format!("allreduce {name}"),
+                size,
+                Expect::All,
+                &|r, out| allreduce(&cfg, r, size, d, out),
+            );
+        }
+        for name in ["scatter_rdb_allgather", "scatter_LR_allgather"] {
+            let mut cfg = CollectiveConfig::default();
+            cfg.set("smpi/bcast", name).unwrap();
+            for root in [0, size / 3, size - 1] {
+                verify(
+                    &format!("bcast {name}"),
+                    size,
+                    Expect::FromRoot(root),
+                    &|r, out| bcast(&cfg, r, size, root, d, out),
+                );
+            }
+        }
+        let c: Vec<u64> = (0..u64::from(size)).map(|i| i % 4 + 1).collect();
+        for name in [
+            "mpich_rdb",
+            "mpich_pair",
+            "ompi_butterfly",
+            "ompi_basic_recursivehalving",
+        ] {
+            let mut cfg = CollectiveConfig::default();
+            cfg.set("smpi/reduce_scatter", name).unwrap();
+            verify(
+                &format!("reduce_scatter {name}"),
+                size,
+                Expect::All,
+                &|r, out| reduce_scatter(&cfg, r, size, VarPayload::new(&c, 4), out),
+            );
+        }
+        for name in [
+            "mpich_rdb",
+            "ompi_bruck",
+            "ompi_neighborexchange",
+            "mpich_ring",
+        ] {
+            let mut cfg = CollectiveConfig::default();
+            cfg.set("smpi/allgatherv", name).unwrap();
+            verify(
+                &format!("allgatherv {name}"),
+                size,
+                Expect::All,
+                &|r, out| {
+                    let send = Payload::new(c[r as usize], 4);
+                    allgatherv(&cfg, r, size, send, VarPayload::new(&c, 4), &[], out)
+                },
+            );
+        }
+        for name in [
+            "ompi",
+            "ompi_tree",
+            "ompi_recursivedoubling",
+            "mvapich2_pair",
+            "ompi_bruck",
+        ] {
+            let mut cfg = CollectiveConfig::default();
+            cfg.set("smpi/barrier", name).unwrap();
+            verify(&format!("barrier {name}"), size, Expect::All, &|r, out| {
+                barrier(&cfg, r, size, out)
+            });
+        }
+    }
+}
