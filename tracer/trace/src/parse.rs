@@ -434,13 +434,15 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                         rest.len()
                     )));
                 };
-                for d in disps {
-                    if all_consuming(int64::<_, ()>)(*d).is_err() {
-                        return Err(
-                            self.malformed(format!("<disps> must be integers, found '{d}'"))
-                        );
-                    }
-                }
+                let disps =
+                    disps
+                        .iter()
+                        .map(|d| match all_consuming(int64::<_, ()>)(*d) {
+                            Ok((_, v)) if v >= 0 => Ok(v as u64),
+                            _ => Err(self
+                                .malformed(format!("<disps> must be integers >= 0, found '{d}'"))),
+                        })
+                        .collect::<Result<Vec<u64>, _>>()?;
                 let send_dt = dts.first().map(|t| self.datatype(t)).transpose()?;
                 let recv_dt = dts.get(1).map(|t| self.datatype(t)).transpose()?;
                 Action::AllGatherV {
@@ -448,6 +450,7 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                     recv_counts,
                     send_dt,
                     recv_dt,
+                    disps,
                 }
             }
             "scatterv" => {
@@ -667,7 +670,8 @@ mod tests {
                 send_count: 2,
                 recv_counts: vec![2; 4],
                 send_dt: Some(Datatype(1)),
-                recv_dt: Some(Datatype(1))
+                recv_dt: Some(Datatype(1)),
+                disps: vec![0, 2, 4, 6]
             }
         );
         assert_eq!(
