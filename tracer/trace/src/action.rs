@@ -140,6 +140,8 @@ pub enum Action {
         recv_counts: Vec<u64>,
         send_dt: Option<Datatype>,
         recv_dt: Option<Datatype>,
+        /// Displacements in elements, empty when the line has none.
+        disps: Vec<u64>,
     },
     /// `scatter sendcount recvcount [root] [sdt] [rdt]`.
     Scatter {
