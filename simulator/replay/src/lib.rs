@@ -1,2 +1,20 @@
-//! Trace replay.
+//! timeless replay: time-independent MPI traces replayed on a platform with SMPI's semantics.
+//!
+//! [`Simulation`] reads each rank's actions as a stream, turns each into steps (posting sends
+//! and receives, waiting, executing flops), matches messages as SimGrid 3.32's SMPI does
+//! (reference §4) and lets the [`timeless_kernel`] engine time them. Collectives are decomposed
+//! into point-to-point schedules by [`collective`].
+
 pub mod collective;
+mod collectives;
+pub mod config;
+pub mod error;
+mod mailbox;
+mod rank;
+pub mod report;
+mod sim;
+
+pub use config::{KeyEffect, ReplayConfig};
+pub use error::{BlockedRank, Location, ReplayError};
+pub use report::{NoObserver, Observer, RankReport, Report};
+pub use sim::{Simulation, ENVELOPE_BYTES};

@@ -1,0 +1,241 @@
+//! Rendering a report (text, JSON), writing timelines (Perfetto JSON, CSV) and the progress bar.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+use timeless_replay::{Observer, Report};
+
+/// The report as a table. Times with 12 significant digits, as SimGrid's `%.12r`.
+pub fn text(r: &Report) -> String {
+    let mut s = format!("Simulated time: {} s\n", fmt_secs(r.simulated_time_secs));
+    s.push_str(&format!("Actions replayed: {}\n\n", r.actions));
+    let host_w = r
+        .ranks
+        .iter()
+        .map(|k| k.host.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    s.push_str(&format!(
+        "{:>5}  {:<host_w$}  {:>18}  {:>18}  {:>18}  {:>18}  {:>14}\n",
+        "rank", "host", "finish (s)", "compute (s)", "comm (s)", "wait (s)", "sleep (s)"
+    ));
+    for k in &r.ranks {
+        s.push_str(&format!(
+            "{:>5}  {:<host_w$}  {:>18}  {:>18}  {:>18}  {:>18}  {:>14}\n",
+            k.rank,
+            k.host,
+            fmt_secs(k.finish_secs),
+            fmt_secs(k.compute_secs),
+            fmt_secs(k.comm_secs),
+            fmt_secs(k.wait_secs),
+            fmt_secs(k.sleep_secs),
+        ));
+    }
+    s
+}
+
+fn fmt_secs(x: f64) -> String {
+    format!("{x:.12}")
+}
+
+#[derive(Serialize)]
+struct JsonRank<'a> {
+    rank: u32,
+    host: &'a str,
+    finish_time: f64,
+    compute_time: f64,
+    comm_time: f64,
+    wait_time: f64,
+    sleep_time: f64,
+    actions: u64,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    simulated_time: f64,
+    actions: u64,
+    ranks: Vec<JsonRank<'a>>,
+    warnings: &'a [String],
+}
+
+/// The report as one JSON object (`simulated_time` in seconds, `ranks[]` with `rank`, `host`,
+/// `finish_time`, ...).
+pub fn json(r: &Report) -> String {
+    let j = JsonReport {
+        simulated_time: r.simulated_time_secs,
+        actions: r.actions,
+        ranks: r
+            .ranks
+            .iter()
+            .map(|k| JsonRank {
+                rank: k.rank,
+                host: &k.host,
+                finish_time: k.finish_secs,
+                compute_time: k.compute_secs,
+                comm_time: k.comm_secs,
+                wait_time: k.wait_secs,
+                sleep_time: k.sleep_secs,
+                actions: k.actions,
+            })
+            .collect(),
+        warnings: &r.warnings,
+    };
+    let mut s = serde_json::to_string_pretty(&j).expect("plain data serializes");
+    s.push('\n');
+    s
+}
+
+enum Sink {
+    Perfetto { w: BufWriter<File>, first: bool },
+    Csv(csv::Writer<File>),
+}
+
+/// A timeline file being written, streamed action by action.
+pub struct Timeline {
+    sink: Sink,
+    error: Option<std::io::Error>,
+}
+
+impl Timeline {
+    /// Creates `path`; the extension chooses the format (`.json` Perfetto, `.csv`).
+    pub fn create(path: &Path) -> anyhow::Result<Self> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let file = || {
+            File::create(path).with_context(|| format!("cannot create timeline {}", path.display()))
+        };
+        let sink = match ext.as_str() {
+            "json" => {
+                let mut w = BufWriter::new(file()?);
+                w.write_all(b"{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n")?;
+                Sink::Perfetto { w, first: true }
+            }
+            "csv" => {
+                let mut w = csv::Writer::from_writer(file()?);
+                w.write_record(["rank", "action", "line", "start_s", "end_s"])?;
+                Sink::Csv(w)
+            }
+            _ => {
+                return Err(anyhow!(
+                    "timeline {}: expected a .json or .csv file name",
+                    path.display()
+                ))
+            }
+        };
+        Ok(Timeline { sink, error: None })
+    }
+
+    fn record(&mut self, rank: u32, kw: &str, line: u64, start: f64, end: f64) {
+        if self.error.is_some() {
+            return;
+        }
+        let r = match &mut self.sink {
+            Sink::Perfetto { w, first } => {
+                let sep = if *first { "" } else { ",\n" };
+                *first = false;
+                // Chrome trace events: complete events ("X") in microseconds, one thread per rank.
+                write!(
+                    w,
+                    "{sep}{{\"name\":\"{kw}\",\"ph\":\"X\",\"pid\":0,\"tid\":{rank},\"ts\":{:.6},\"dur\":{:.6},\"args\":{{\"line\":{line}}}}}",
+                    start * 1e6,
+                    (end - start) * 1e6
+                )
+            }
+            Sink::Csv(w) => w
+                .write_record([
+                    rank.to_string(),
+                    kw.to_string(),
+                    line.to_string(),
+                    format!("{start:.12}"),
+                    format!("{end:.12}"),
+                ])
+                .map_err(std::io::Error::other),
+        };
+        if let Err(e) = r {
+            self.error = Some(e);
+        }
+    }
+
+    /// Finishes the file.
+    pub fn close(self) -> anyhow::Result<()> {
+        if let Some(e) = self.error {
+            return Err(e.into());
+        }
+        match self.sink {
+            Sink::Perfetto { mut w, .. } => {
+                w.write_all(b"\n]}\n")?;
+                w.flush()?;
+            }
+            Sink::Csv(mut w) => w.flush()?,
+        }
+        Ok(())
+    }
+}
+
+/// Observer that feeds the timeline and shows a progress bar on a terminal once the replay has
+/// run for more than a second.
+pub struct Progress {
+    timeline: Option<Timeline>,
+    started: Instant,
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    /// A progress observer writing to `timeline` if given.
+    pub fn new(timeline: Option<Timeline>) -> Self {
+        Progress {
+            timeline,
+            started: Instant::now(),
+            bar: None,
+        }
+    }
+
+    /// Clears the bar and returns the timeline.
+    pub fn finish(self) -> Option<Timeline> {
+        if let Some(b) = self.bar {
+            b.finish_and_clear();
+        }
+        self.timeline
+    }
+}
+
+impl Observer for Progress {
+    fn action(
+        &mut self,
+        rank: u32,
+        keyword: &'static str,
+        line: u64,
+        start_secs: f64,
+        end_secs: f64,
+    ) {
+        if let Some(t) = &mut self.timeline {
+            t.record(rank, keyword, line, start_secs, end_secs);
+        }
+    }
+
+    fn progress(&mut self, actions: u64, now_secs: f64) {
+        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(1) {
+            // indicatif draws nothing when stderr is not a terminal.
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("valid template"),
+            );
+            self.bar = Some(bar);
+        }
+        if let Some(b) = &self.bar {
+            b.set_message(format!(
+                "{actions} actions replayed, simulated clock {now_secs:.6} s"
+            ));
+            b.tick();
+        }
+    }
+}

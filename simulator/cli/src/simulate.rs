@@ -1,0 +1,225 @@
+//! `timeless simulate`: raw arguments → validated inputs → replay → report.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context};
+use clap::{Args, ValueEnum};
+use timeless_platform::{deployment, Platform, PlatformOptions};
+use timeless_replay::{KeyEffect, ReplayConfig, ReplayError, Simulation};
+use timeless_trace::TraceSource;
+
+use crate::output::{self, Progress, Timeline};
+use crate::Failure;
+
+/// Output format of the report.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum Format {
+    /// Human-readable table.
+    Text,
+    /// One JSON object.
+    Json,
+}
+
+/// Arguments of `timeless simulate`. With no argument at all, the bundled example runs.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Trace: a list file of per-rank trace files (SimGrid's `-replay` argument), or one trace
+    /// file shared by all ranks. Omitted: the files named by the deployment's `<argument>`s.
+    pub trace: Option<PathBuf>,
+    /// Platform file (SimGrid XML, DTD 4.1; version 3 accepted).
+    #[arg(long, short = 'p')]
+    pub platform: Option<PathBuf>,
+    /// Deployment file: `<actor host function="rank">` per rank.
+    #[arg(long, short = 'd', conflicts_with = "hostfile")]
+    pub deployment: Option<PathBuf>,
+    /// SimGrid hostfile: one host per line (`name:k` for k ranks), ranks placed round-robin.
+    #[arg(long)]
+    pub hostfile: Option<PathBuf>,
+    /// Number of ranks (default: from the deployment, hostfile or trace list).
+    #[arg(short = 'n', long = "np")]
+    pub np: Option<usize>,
+    /// SimGrid configuration, `KEY:VALUE` (e.g. `network/crosstraffic:0`, `smpi/bcast:flattree`).
+    #[arg(long = "cfg", value_name = "KEY:VALUE")]
+    pub cfg: Vec<String>,
+    /// File of `KEY:VALUE` lines (as written by `timeless calibrate`), applied before `--cfg`.
+    #[arg(long = "cfg-file")]
+    pub cfg_file: Option<PathBuf>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write every action's start and end: Chrome/Perfetto JSON (`.json`) or CSV (`.csv`).
+    #[arg(long)]
+    pub timeline: Option<PathBuf>,
+    /// Re-solve the whole max-min system at every event (slow reference mode, for checking).
+    #[arg(long, hide = true)]
+    pub full_solve: bool,
+}
+
+/// The bundled example: the seed's Figure 1 ring on its Figure 5 cluster.
+fn bundled(name: &str) -> PathBuf {
+    let here = PathBuf::from(name);
+    if here.exists() {
+        return here;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(name)
+}
+
+fn input<T>(r: Result<T, impl Into<anyhow::Error>>) -> Result<T, Failure> {
+    r.map_err(|e| Failure::Input(e.into()))
+}
+
+/// Runs `timeless simulate`.
+pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
+    let defaults = args.trace.is_none()
+        && args.platform.is_none()
+        && args.deployment.is_none()
+        && args.hostfile.is_none();
+    if defaults {
+        args.platform = Some(bundled("platforms/mycluster.xml"));
+        args.deployment = Some(bundled("deployments/mycluster-ring4.xml"));
+        args.trace = Some(bundled("traces/ring4/ring.txt"));
+        eprintln!(
+            "timeless: no input given; running the bundled example (the seed's Figure 1 ring on its Figure 5 cluster):\n  {} {} {}",
+            args.trace.as_ref().expect("set").display(),
+            args.platform.as_ref().expect("set").display(),
+            args.deployment.as_ref().expect("set").display()
+        );
+    }
+    let mut cfg = ReplayConfig::default();
+    if let Some(f) = &args.cfg_file {
+        let text = input(
+            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display())),
+        )?;
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let item = line.strip_prefix("--cfg=").unwrap_or(line);
+            apply(&mut cfg, item)
+                .map_err(|e| Failure::Input(anyhow!("{}:{}: {e}", f.display(), i + 1)))?;
+        }
+    }
+    for item in &args.cfg {
+        apply(&mut cfg, item).map_err(|e| Failure::Input(anyhow!("--cfg {item}: {e}")))?;
+    }
+
+    let platform_path = args.platform.clone().ok_or_else(|| {
+        Failure::Input(anyhow!(
+            "--platform FILE is required (a SimGrid platform XML)"
+        ))
+    })?;
+    let opts = PlatformOptions {
+        loopback_bandwidth_bytes_per_sec: cfg.loopback_bandwidth_bytes_per_sec,
+        loopback_latency_secs: cfg.loopback_latency_secs,
+    };
+    let platform = input(Platform::from_file(&platform_path, &opts))?;
+    for notice in platform.notices() {
+        eprintln!("timeless: notice: {notice}");
+    }
+
+    let traces = match &args.trace {
+        Some(t) => Some(input(TraceSource::open(t))?),
+        None => None,
+    };
+    let np = args
+        .np
+        .or_else(|| traces.as_ref().and_then(TraceSource::rank_count));
+    let dep = match (&args.deployment, &args.hostfile) {
+        (Some(d), _) => input(deployment::from_file(d, &platform))?,
+        (None, Some(h)) => input(deployment::from_hostfile(h, &platform, np))?,
+        (None, None) => {
+            let np = np.ok_or_else(|| {
+                Failure::Input(anyhow!(
+                    "cannot tell the number of ranks: give -n N, a deployment or a hostfile"
+                ))
+            })?;
+            deployment::default_for(&platform, np)
+        }
+    };
+    let mut placement: Vec<_> = dep.ranks.iter().map(|p| p.host).collect();
+    if let Some(n) = args.np {
+        if n > placement.len() && !placement.is_empty() {
+            // SimGrid wraps ranks round-robin over the hostfile.
+            placement = (0..n).map(|i| placement[i % placement.len()]).collect();
+        }
+        placement.truncate(n);
+    }
+    if placement.is_empty() {
+        return Err(Failure::Input(anyhow!("the deployment places no rank")));
+    }
+    let traces = match traces {
+        Some(t) => t,
+        None => {
+            let base = args
+                .deployment
+                .as_deref()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new(""));
+            let files = dep
+                .ranks
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    p.args.first().map(|a| base.join(a)).ok_or_else(|| {
+                        Failure::Input(anyhow!(
+                            "no trace given and rank {i} has no <argument> naming its trace file in the deployment"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            TraceSource::PerRank(files)
+        }
+    };
+    if let Some(k) = traces.rank_count() {
+        if k < placement.len() {
+            return Err(Failure::Input(anyhow!(
+                "{} ranks are deployed but the trace list names only {k} files",
+                placement.len()
+            )));
+        }
+    }
+
+    let mut sim = input(Simulation::new(&platform, &placement, &traces, cfg))?;
+    sim.set_full_solve(args.full_solve);
+    let timeline = match &args.timeline {
+        Some(p) => Some(Timeline::create(p).map_err(Failure::Input)?),
+        None => None,
+    };
+    let mut observer = Progress::new(timeline);
+    let result = sim.run(&mut observer);
+    let timeline = observer.finish();
+    let report = match result {
+        Ok(r) => r,
+        Err(e @ ReplayError::Deadlock { .. }) => return Err(Failure::Deadlock(e.into())),
+        Err(e) => return Err(Failure::Input(e.into())),
+    };
+    if let Some(t) = timeline {
+        t.close().map_err(Failure::Other)?;
+    }
+    for w in &report.warnings {
+        eprintln!("timeless: warning: {w}");
+    }
+    let out = match args.format {
+        Format::Text => output::text(&report),
+        Format::Json => output::json(&report),
+    };
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(out.as_bytes())
+        .map_err(|e| Failure::Other(e.into()))?;
+    Ok(())
+}
+
+fn apply(cfg: &mut ReplayConfig, item: &str) -> Result<(), String> {
+    match cfg.set(item)? {
+        KeyEffect::Applied => {}
+        KeyEffect::Ignored => {
+            eprintln!("timeless: notice: '{item}' does not affect a replay; ignored")
+        }
+    }
+    Ok(())
+}

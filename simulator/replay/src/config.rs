@@ -1,0 +1,208 @@
+//! Replay configuration: SimGrid 3.32's `--cfg` keys that change a replay's timing.
+//!
+//! Every key keeps SimGrid's name and default (reference §9). Keys SimGrid has but that cannot
+//! change a replay (e.g. `smpi/host-speed`, `smpi/wtime`, tracing keys) are accepted and ignored,
+//! and reported back so the user knows.
+
+use timeless_kernel::{NetworkConfig, PiecewiseFactor};
+
+use crate::collective::CollectiveConfig;
+
+/// Everything that shapes a replay besides the platform and the traces.
+#[derive(Debug, Clone)]
+pub struct ReplayConfig {
+    /// Network model parameters (`smpi/bw-factor`, `smpi/lat-factor`, `network/weight-S`,
+    /// `network/TCP-gamma`, `network/crosstraffic`).
+    pub net: NetworkConfig,
+    /// `network/loopback-bw` in B/s (10e9): the `__loopback__` link of Full/Floyd/Dijkstra zones.
+    pub loopback_bandwidth_bytes_per_sec: f64,
+    /// `network/loopback-lat` in s (0).
+    pub loopback_latency_secs: f64,
+    /// `smpi/send-is-detached-thresh` in bytes (65536): smaller sends return at once.
+    pub detached_thresh_bytes: u64,
+    /// `smpi/async-small-thresh` in bytes (0): smaller sends start moving before the receive is
+    /// posted.
+    pub async_small_thresh_bytes: u64,
+    /// `smpi/os`: software cost (s) of a blocking detached send, by size.
+    pub os: PiecewiseFactor,
+    /// `smpi/or`: software cost (s) of receiving a detached message, by size.
+    pub or: PiecewiseFactor,
+    /// `smpi/ois`: software cost (s) of an `isend`, by size.
+    pub ois: PiecewiseFactor,
+    /// `smpi/test` in s (1e-4): back-off sleep before a `test`.
+    pub test_secs: f64,
+    /// `smpi/iprobe` in s (1e-4): back-off before each probe of a negative-count `recv`.
+    pub iprobe_secs: f64,
+    /// `smpi/iprobe-cpu-usage` (1): share of the CPU the probe back-off keeps busy.
+    pub iprobe_cpu_usage: f64,
+    /// `smpi/grow-injected-times` (yes): the test/iprobe back-off grows after each failure.
+    pub grow_injected_times: bool,
+    /// `smpi/simulate-computation` (yes): when off, `compute` actions take no time.
+    pub simulate_computation: bool,
+    /// `smpi/<coll>` algorithm choices.
+    pub colls: CollectiveConfig,
+}
+
+impl Default for ReplayConfig {
+    fn default() -> Self {
+        let zero =
+            PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_OVERHEAD, 2).expect("valid default");
+        ReplayConfig {
+            net: NetworkConfig::default(),
+            loopback_bandwidth_bytes_per_sec: 10e9,
+            loopback_latency_secs: 0.0,
+            detached_thresh_bytes: 65536,
+            async_small_thresh_bytes: 0,
+            os: zero.clone(),
+            or: zero.clone(),
+            ois: zero,
+            test_secs: 1e-4,
+            iprobe_secs: 1e-4,
+            iprobe_cpu_usage: 1.0,
+            grow_injected_times: true,
+            simulate_computation: true,
+            colls: CollectiveConfig::default(),
+        }
+    }
+}
+
+/// What [`ReplayConfig::set`] did with a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyEffect {
+    /// The key changes the replay.
+    Applied,
+    /// SimGrid knows the key but it cannot change a replay.
+    Ignored,
+}
+
+/// Keys SimGrid 3.32 accepts that have no effect on a time-independent replay.
+const NO_EFFECT_KEYS: &[&str] = &[
+    "surf/precision",
+    "maxmin/precision",
+    "network/model",
+    "network/optim",
+    "cpu/model",
+    "cpu/optim",
+    "host/model",
+    "smpi/host-speed",
+    "smpi/cpu-threshold",
+    "smpi/wtime",
+    "smpi/display-timing",
+    "smpi/init",
+    "smpi/finalization-barrier",
+    "smpi/privatization",
+    "smpi/keep-temps",
+    "smpi/comp-adjustment-file",
+    "smpi/IB-penalty-factors",
+    "smpi/shared-malloc",
+    "tracing",
+    "tracing/filename",
+    "tracing/smpi",
+    "precision/timing",
+    "precision/work-amount",
+];
+
+fn parse_f64(key: &str, v: &str) -> Result<f64, String> {
+    let x: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("{key}: '{v}' is not a number"))?;
+    if !x.is_finite() || x < 0.0 {
+        return Err(format!("{key}: '{v}' must be a finite number >= 0"));
+    }
+    Ok(x)
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "yes" | "on" | "true" | "1" => Ok(true),
+        "no" | "off" | "false" | "0" => Ok(false),
+        _ => Err(format!(
+            "{key}: '{v}' is not a boolean (expected yes/no, on/off, true/false, 1/0)"
+        )),
+    }
+}
+
+fn parse_bytes(key: &str, v: &str) -> Result<u64, String> {
+    let x = parse_f64(key, v)?;
+    Ok(x as u64)
+}
+
+impl ReplayConfig {
+    /// Applies one `--cfg KEY:VALUE` setting (`item` is `KEY:VALUE`; the value may itself contain
+    /// colons, as `smpi/os:0:1e-6:1e-9`).
+    ///
+    /// # Errors
+    /// An unknown key, or a value that does not parse, with what was expected.
+    pub fn set(&mut self, item: &str) -> Result<KeyEffect, String> {
+        let (key, value) = item
+            .split_once(':')
+            .ok_or_else(|| format!("'{item}' is not KEY:VALUE (e.g. network/crosstraffic:0)"))?;
+        let (key, value) = (key.trim(), value.trim());
+        let factor = |n| PiecewiseFactor::parse(value, n).map_err(|e| format!("{key}: {e}"));
+        match key {
+            "smpi/bw-factor" => self.net.bw_factor = factor(1)?,
+            "smpi/lat-factor" => self.net.lat_factor = factor(1)?,
+            "smpi/os" => self.os = factor(1)?,
+            "smpi/or" => self.or = factor(1)?,
+            "smpi/ois" => self.ois = factor(1)?,
+            "network/weight-S" => self.net.weight_s_bytes = parse_f64(key, value)?,
+            "network/TCP-gamma" | "network/TCP_gamma" => {
+                self.net.tcp_gamma_bytes = parse_f64(key, value)?
+            }
+            "network/crosstraffic" => self.net.crosstraffic = parse_bool(key, value)?,
+            "network/loopback-bw" => self.loopback_bandwidth_bytes_per_sec = parse_f64(key, value)?,
+            "network/loopback-lat" => self.loopback_latency_secs = parse_f64(key, value)?,
+            "smpi/send-is-detached-thresh" => self.detached_thresh_bytes = parse_bytes(key, value)?,
+            "smpi/async-small-thresh" => self.async_small_thresh_bytes = parse_bytes(key, value)?,
+            "smpi/test" => self.test_secs = parse_f64(key, value)?,
+            "smpi/iprobe" => self.iprobe_secs = parse_f64(key, value)?,
+            "smpi/iprobe-cpu-usage" => self.iprobe_cpu_usage = parse_f64(key, value)?,
+            "smpi/grow-injected-times" => self.grow_injected_times = parse_bool(key, value)?,
+            "smpi/simulate-computation" => self.simulate_computation = parse_bool(key, value)?,
+            k if NO_EFFECT_KEYS.contains(&k) => return Ok(KeyEffect::Ignored),
+            _ => {
+                return match self.colls.set(key, value) {
+                    Ok(true) => Ok(KeyEffect::Applied),
+                    Ok(false) => Err(format!("unknown configuration key '{key}'")),
+                    Err(e) => Err(format!("{key}: {e}")),
+                }
+            }
+        }
+        if self.async_small_thresh_bytes > self.detached_thresh_bytes {
+            return Err(format!(
+                "smpi/async-small-thresh ({}) must be <= smpi/send-is-detached-thresh ({})",
+                self.async_small_thresh_bytes, self.detached_thresh_bytes
+            ));
+        }
+        Ok(KeyEffect::Applied)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_apply_and_reject() {
+        let mut c = ReplayConfig::default();
+        assert_eq!(c.set("network/crosstraffic:0"), Ok(KeyEffect::Applied));
+        assert!(!c.net.crosstraffic);
+        assert_eq!(c.set("smpi/os:0:1e-3:1e-6"), Ok(KeyEffect::Applied));
+        assert!((c.os.overhead_secs(1000.0) - 2e-3).abs() < 1e-15);
+        assert_eq!(c.set("smpi/host-speed:1Gf"), Ok(KeyEffect::Ignored));
+        assert!(c
+            .set("smpi/bogus:1")
+            .unwrap_err()
+            .contains("unknown configuration key 'smpi/bogus'"));
+        assert!(c
+            .set("network/crosstraffic:maybe")
+            .unwrap_err()
+            .contains("not a boolean"));
+        assert!(c
+            .set("smpi/bw-factor:1")
+            .unwrap_err()
+            .contains("needs 1 value"));
+        assert!(c.set("nocolon").unwrap_err().contains("not KEY:VALUE"));
+    }
+}

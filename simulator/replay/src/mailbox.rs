@@ -1,0 +1,169 @@
+//! Point-to-point matching: requests, per-(receiver, sender, tag) queues, and transfers.
+//!
+//! SMPI semantics (reference §4.1): a send matches the oldest pending receive with the same
+//! (source, tag) and vice versa, so messages between a pair with one tag arrive in send order.
+//! Replay has no wildcards, so the queues are keyed exactly and matching is O(1).
+
+use std::collections::{HashMap, VecDeque};
+
+/// A request slot index.
+pub type ReqId = u32;
+/// A transfer slot index.
+pub type TransferId = u32;
+
+/// One side of a message: what a rank posted and whether it completed.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Rank that posted it.
+    pub owner: u32,
+    /// Send (true) or receive.
+    pub is_send: bool,
+    /// Destination (send) or source (receive) rank.
+    pub peer: u32,
+    /// Message tag.
+    pub tag: i32,
+    /// Bytes posted (for a receive, `u64::MAX` when the size comes from the sender).
+    pub bytes: u64,
+    /// Completed.
+    pub done: bool,
+    /// Its owner is blocked waiting for it.
+    pub waited: bool,
+    /// Date the transfer started (NaN before).
+    pub matched_secs: f64,
+    /// For a receive: bytes of the matched send, and whether that send was detached (the
+    /// receiver then pays `smpi/or`).
+    pub sender_bytes: u64,
+    /// See `sender_bytes`.
+    pub sender_detached: bool,
+}
+
+/// A send waiting in the receiver's queue.
+#[derive(Debug, Clone, Copy)]
+pub struct PendingSend {
+    /// Sender's request, `None` if the send is detached (it completed when posted).
+    pub req: Option<ReqId>,
+    /// Payload bytes S.
+    pub bytes: u64,
+    /// Detached send.
+    pub detached: bool,
+    /// Already moving (`smpi/async-small-thresh`): its transfer.
+    pub eager: Option<TransferId>,
+}
+
+/// A message in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct Transfer {
+    /// Sender's request if the sender waits for the end of the transfer.
+    pub send_req: Option<ReqId>,
+    /// Receiver's request once matched.
+    pub recv_req: Option<ReqId>,
+    /// The bytes have arrived.
+    pub done: bool,
+}
+
+#[derive(Debug, Default)]
+struct Queues {
+    sends: VecDeque<PendingSend>,
+    recvs: VecDeque<ReqId>,
+}
+
+/// All matching state of a replay.
+#[derive(Debug, Default)]
+pub struct Mailboxes {
+    queues: HashMap<(u32, u32, i32), Queues>,
+    /// Request slots.
+    pub reqs: Vec<Request>,
+    free_reqs: Vec<ReqId>,
+    /// Transfer slots.
+    pub transfers: Vec<Transfer>,
+    free_transfers: Vec<TransferId>,
+}
+
+impl Mailboxes {
+    /// Allocates a request.
+    pub fn new_request(&mut self, r: Request) -> ReqId {
+        match self.free_reqs.pop() {
+            Some(i) => {
+                self.reqs[i as usize] = r;
+                i
+            }
+            None => {
+                self.reqs.push(r);
+                self.reqs.len() as ReqId - 1
+            }
+        }
+    }
+
+    /// Frees a completed request nobody refers to any more.
+    pub fn free_request(&mut self, id: ReqId) {
+        self.free_reqs.push(id);
+    }
+
+    /// Allocates a transfer.
+    pub fn new_transfer(&mut self, t: Transfer) -> TransferId {
+        match self.free_transfers.pop() {
+            Some(i) => {
+                self.transfers[i as usize] = t;
+                i
+            }
+            None => {
+                self.transfers.push(t);
+                self.transfers.len() as TransferId - 1
+            }
+        }
+    }
+
+    /// Frees a finished transfer nobody refers to any more.
+    pub fn free_transfer(&mut self, id: TransferId) {
+        self.free_transfers.push(id);
+    }
+
+    /// Oldest pending receive posted by `dst` for (`src`, `tag`), removed from its queue.
+    pub fn take_recv(&mut self, dst: u32, src: u32, tag: i32) -> Option<ReqId> {
+        let q = self.queues.get_mut(&(dst, src, tag))?;
+        q.recvs.pop_front()
+    }
+
+    /// Oldest pending send from `src` to `dst` with `tag`, removed from its queue.
+    pub fn take_send(&mut self, dst: u32, src: u32, tag: i32) -> Option<PendingSend> {
+        let q = self.queues.get_mut(&(dst, src, tag))?;
+        q.sends.pop_front()
+    }
+
+    /// True if a send from `src` to `dst` with `tag` waits to be received (what a probe sees).
+    pub fn has_send(&self, dst: u32, src: u32, tag: i32) -> bool {
+        self.queues
+            .get(&(dst, src, tag))
+            .is_some_and(|q| !q.sends.is_empty())
+    }
+
+    /// Queues a send nobody receives yet.
+    pub fn push_send(&mut self, dst: u32, src: u32, tag: i32, s: PendingSend) {
+        self.queues
+            .entry((dst, src, tag))
+            .or_default()
+            .sends
+            .push_back(s);
+    }
+
+    /// Queues a receive no send matches yet.
+    pub fn push_recv(&mut self, dst: u32, src: u32, tag: i32, r: ReqId) {
+        self.queues
+            .entry((dst, src, tag))
+            .or_default()
+            .recvs
+            .push_back(r);
+    }
+
+    /// Sends still queued towards `dst`, as (src, tag, bytes), sorted (for deadlock reports).
+    pub fn unmatched_sends_to(&self, dst: u32) -> Vec<(u32, i32, u64)> {
+        let mut v: Vec<(u32, i32, u64)> = self
+            .queues
+            .iter()
+            .filter(|(k, _)| k.0 == dst)
+            .flat_map(|(k, q)| q.sends.iter().map(move |s| (k.1, k.2, s.bytes)))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+}

@@ -1,0 +1,196 @@
+//! One rank's replay state: its trace stream, the steps of its current action, its request
+//! store and its accounts.
+
+use std::collections::VecDeque;
+
+use timeless_kernel::ActivityId;
+use timeless_trace::{Datatype, Rank, RankReader};
+
+use crate::mailbox::ReqId;
+
+/// What a receive expects.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RecvSize {
+    /// A receive buffer of this many bytes.
+    Bytes(u64),
+    /// Whatever the sender sends (the seed's format, or after a probe).
+    FromSender,
+}
+
+/// Where a posted request goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dest {
+    /// Blocking call: wait for it now.
+    Block,
+    /// `isend`/`irecv`: into the request store, for `wait`/`waitall`/`test`.
+    Store,
+    /// Inside a collective or `sendRecv`: into the group completed by the next `WaitGroup`.
+    Group,
+}
+
+/// One step of an action, run by the interpreter in order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Step {
+    /// Post a send of `bytes` to `peer`.
+    Send {
+        peer: Rank,
+        tag: i32,
+        bytes: u64,
+        dest: Dest,
+    },
+    /// Post a receive from `peer`.
+    Recv {
+        peer: Rank,
+        tag: i32,
+        size: RecvSize,
+        dest: Dest,
+    },
+    /// Probe back-off then check for a pending send (negative-count `recv`, reference §4.5).
+    Probe { peer: Rank, tag: i32 },
+    /// The check that follows a probe's back-off.
+    ProbeCheck { peer: Rank, tag: i32 },
+    /// Wait for the group.
+    WaitGroup,
+    /// `wait`: the oldest stored request with this key (or the oldest of all with `None`).
+    WaitKey(Option<(Rank, Rank, i32)>),
+    /// `waitall`: every stored request.
+    WaitStore,
+    /// `test` on a key.
+    Test((Rank, Rank, i32)),
+    /// The check that follows a test's back-off, on a request taken out of the store.
+    TestCheck((Rank, Rank, i32), ReqId),
+    /// Execute flops on the host.
+    Exec(f64),
+    /// Sleep, accounted as sleep/overhead time.
+    Sleep(f64),
+    /// Sleep accounted as waiting (test back-off).
+    Backoff(f64),
+}
+
+/// What a rank is blocked on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Block {
+    /// Runnable.
+    Running,
+    /// Waiting for one engine activity (exec or sleep).
+    Activity(ActivityId, Account),
+    /// Waiting for `Rank::wait_count` requests.
+    Requests,
+    /// Trace done.
+    Finished,
+}
+
+/// Which account an activity's duration goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Account {
+    /// Computing.
+    Compute,
+    /// Sleeping or paying a software overhead.
+    Sleep,
+    /// Back-off while waiting.
+    Wait,
+    /// A probe's CPU back-off (counted as waiting).
+    Probe,
+}
+
+/// A stored request: its (src, dst, tag) key and the request, `None` for the marker a
+/// successful `test` leaves behind.
+#[derive(Debug, Clone, Copy)]
+pub struct Stored {
+    /// (src, dst, tag) in world ranks.
+    pub key: (Rank, Rank, i32),
+    /// The request, or `None` after a successful test.
+    pub req: Option<ReqId>,
+}
+
+/// A rank being replayed.
+#[derive(Debug)]
+pub struct RankState {
+    /// Its trace stream.
+    pub reader: RankReader,
+    /// Host index in the platform.
+    pub host: u32,
+    /// Steps left in the current action.
+    pub steps: VecDeque<Step>,
+    /// Requests of the current collective/sendRecv group.
+    pub group: Vec<ReqId>,
+    /// Request store of `isend`/`irecv`, in posting order.
+    pub store: Vec<Stored>,
+    /// Current blocking state.
+    pub block: Block,
+    /// Requests the rank waits for that are not complete yet.
+    pub wait_count: u32,
+    /// Requests it waits for (freed when the wait ends).
+    pub waiting: Vec<ReqId>,
+    /// Date the current wait began.
+    pub wait_start: f64,
+    /// Current action: keyword, line, start date; `None` between actions.
+    pub current: Option<(&'static str, u64, f64)>,
+    /// Datatype of counts that carry none (`init` decides).
+    pub default_dt: Datatype,
+    /// The trace is exhausted (leftover requests may still be waited).
+    pub eof: bool,
+    /// Test back-off multiplier (reference §4.4; per rank here, global in SimGrid 3.32).
+    pub test_sleeps: u32,
+    /// Probe back-off multiplier (per rank here, global in SimGrid 3.32).
+    pub probe_sleeps: u32,
+    /// Start date of the blocking activity.
+    pub activity_start: f64,
+    /// Accounts.
+    pub init_secs: f64,
+    /// Finish date.
+    pub finish_secs: f64,
+    /// Seconds computing.
+    pub compute_secs: f64,
+    /// Seconds in communication with transfers moving.
+    pub comm_secs: f64,
+    /// Seconds waiting for a peer.
+    pub wait_secs: f64,
+    /// Seconds sleeping or in overheads.
+    pub sleep_secs: f64,
+    /// Actions replayed.
+    pub actions: u64,
+    /// Is in the ready queue.
+    pub queued: bool,
+}
+
+impl RankState {
+    /// A rank at the start of its trace, on host `host`.
+    pub fn new(reader: RankReader, host: u32) -> Self {
+        RankState {
+            reader,
+            host,
+            steps: VecDeque::new(),
+            group: Vec::new(),
+            store: Vec::new(),
+            block: Block::Running,
+            wait_count: 0,
+            waiting: Vec::new(),
+            wait_start: 0.0,
+            current: None,
+            default_dt: Datatype::BYTE,
+            eof: false,
+            test_sleeps: 1,
+            probe_sleeps: 1,
+            activity_start: 0.0,
+            init_secs: 0.0,
+            finish_secs: 0.0,
+            compute_secs: 0.0,
+            comm_secs: 0.0,
+            wait_secs: 0.0,
+            sleep_secs: 0.0,
+            actions: 0,
+            queued: false,
+        }
+    }
+
+    /// Bytes of `count` elements of `dt`, or of the default datatype.
+    pub fn bytes(&self, count: u64, dt: Option<Datatype>) -> u64 {
+        count.saturating_mul(u64::from(dt.unwrap_or(self.default_dt).size_bytes()))
+    }
+
+    /// Size in bytes of `dt` or of the default datatype.
+    pub fn dt_size(&self, dt: Option<Datatype>) -> u64 {
+        u64::from(dt.unwrap_or(self.default_dt).size_bytes())
+    }
+}

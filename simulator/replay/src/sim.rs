@@ -1,0 +1,913 @@
+//! The replay driver: ranks as state machines over their action streams, on the kernel's clock.
+//!
+//! Each round, every runnable rank runs its steps until it blocks (on an execution, a sleep or
+//! requests); then the engine advances to the next event and wakes the ranks whose activities or
+//! requests completed, in event order. Ranks start in rank order. This mirrors SimGrid's
+//! maestro loop (`EngineImpl::run`): actors run until they block on a simcall, then the models
+//! solve and advance.
+
+use std::collections::{HashMap, VecDeque};
+
+use timeless_kernel::{ActivityId, Engine};
+use timeless_platform::{HostId, Platform};
+use timeless_trace::{Action, RecvCount, RequestKey, TraceSource};
+
+use crate::collective::Op;
+use crate::config::ReplayConfig;
+use crate::error::{BlockedRank, Location, ReplayError};
+use crate::mailbox::{Mailboxes, PendingSend, ReqId, Request, Transfer, TransferId};
+use crate::rank::{Account, Block, Dest, RankState, RecvSize, Step, Stored};
+use crate::report::{Observer, RankReport, Report};
+
+/// Bytes SMPI adds to every message (reference §12.1).
+pub const ENVELOPE_BYTES: u64 = 16;
+
+#[derive(Debug, Clone, Copy)]
+enum Owner {
+    None,
+    Rank(u32),
+    Transfer(TransferId),
+}
+
+struct Route {
+    links: Vec<u32>,
+    latency_secs: f64,
+}
+
+/// A replay in progress. Build it with [`Simulation::new`], run it with [`Simulation::run`].
+pub struct Simulation<'p> {
+    platform: &'p Platform,
+    cfg: ReplayConfig,
+    engine: Engine,
+    ranks: Vec<RankState>,
+    mail: Mailboxes,
+    owners: Vec<Owner>,
+    routes: HashMap<(u32, u32), u32>,
+    route_list: Vec<Route>,
+    ready: VecDeque<u32>,
+    finished: usize,
+    ops: Vec<Op>,
+    done: Vec<ActivityId>,
+    actions: u64,
+    warnings: Vec<String>,
+}
+
+impl<'p> Simulation<'p> {
+    /// Prepares the replay of `traces` with rank i on host `placement[i]`.
+    ///
+    /// # Errors
+    /// A rank's trace cannot be opened.
+    pub fn new(
+        platform: &'p Platform,
+        placement: &[HostId],
+        traces: &TraceSource,
+        cfg: ReplayConfig,
+    ) -> Result<Self, ReplayError> {
+        let mut engine = Engine::new(cfg.net.clone());
+        for link in platform.links() {
+            engine.add_link(
+                link.bandwidth_bytes_per_sec,
+                link.policy == timeless_platform::SharingPolicy::FatPipe,
+            );
+        }
+        for host in platform.hosts() {
+            engine.add_cpu(host.speed_flops_per_sec, host.cores);
+        }
+        let n = placement.len() as u32;
+        let mut ranks = Vec::with_capacity(placement.len());
+        for (r, h) in placement.iter().enumerate() {
+            let reader = traces.open_rank(r as u32, n)?;
+            ranks.push(RankState::new(reader, h.0));
+        }
+        Ok(Simulation {
+            platform,
+            cfg,
+            engine,
+            ranks,
+            mail: Mailboxes::default(),
+            owners: Vec::new(),
+            routes: HashMap::new(),
+            route_list: Vec::new(),
+            ready: VecDeque::new(),
+            finished: 0,
+            ops: Vec::new(),
+            done: Vec::new(),
+            actions: 0,
+            warnings: Vec::new(),
+        })
+    }
+
+    /// Forces full max-min re-solves (the slow reference path) instead of incremental ones.
+    pub fn set_full_solve(&mut self, full: bool) {
+        self.engine.set_full_solve(full);
+    }
+
+    /// Runs the replay to its end.
+    ///
+    /// # Errors
+    /// A malformed trace line, a missing route, a truncated message, invalid collective
+    /// arguments, or a deadlock (with every blocked rank).
+    pub fn run(mut self, observer: &mut dyn Observer) -> Result<Report, ReplayError> {
+        let n = self.ranks.len();
+        for r in 0..n as u32 {
+            self.make_ready(r);
+        }
+        let mut next_progress = 1u64 << 16;
+        loop {
+            while let Some(r) = self.ready.pop_front() {
+                self.ranks[r as usize].queued = false;
+                self.run_rank(r, observer)?;
+            }
+            if self.actions >= next_progress {
+                observer.progress(self.actions, self.engine.now());
+                next_progress = self.actions + (1 << 16);
+            }
+            if self.finished == n {
+                break;
+            }
+            let mut done = std::mem::take(&mut self.done);
+            done.clear();
+            if !self.engine.step(&mut done) {
+                return Err(self.deadlock());
+            }
+            for &a in &done {
+                self.on_activity_done(a);
+            }
+            self.done = done;
+        }
+        observer.progress(self.actions, self.engine.now());
+        Ok(self.report())
+    }
+
+    fn report(self) -> Report {
+        let mut last: Option<&RankState> = None;
+        for r in &self.ranks {
+            if last.is_none_or(|l| r.finish_secs >= l.finish_secs) {
+                last = Some(r);
+            }
+        }
+        let simulated = last.map_or(0.0, |l| l.finish_secs - l.init_secs);
+        let mut warnings = self.warnings;
+        let ranks = self
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                if r.reader.foreign_lines() > 0 {
+                    warnings.push(format!(
+                        "{}: {} line(s) naming another rank were ignored (as SimGrid does)",
+                        r.reader.path().display(),
+                        r.reader.foreign_lines()
+                    ));
+                }
+                RankReport {
+                    rank: i as u32,
+                    host: self.platform.hosts()[r.host as usize].name.clone(),
+                    finish_secs: r.finish_secs,
+                    init_secs: r.init_secs,
+                    compute_secs: r.compute_secs,
+                    comm_secs: r.comm_secs,
+                    wait_secs: r.wait_secs,
+                    sleep_secs: r.sleep_secs,
+                    actions: r.actions,
+                }
+            })
+            .collect();
+        Report {
+            simulated_time_secs: simulated,
+            ranks,
+            actions: self.actions,
+            warnings,
+        }
+    }
+
+    fn make_ready(&mut self, r: u32) {
+        let st = &mut self.ranks[r as usize];
+        if !st.queued {
+            st.queued = true;
+            self.ready.push_back(r);
+        }
+    }
+
+    fn set_owner(&mut self, a: ActivityId, o: Owner) {
+        let i = a.0 as usize;
+        if self.owners.len() <= i {
+            self.owners.resize(i + 1, Owner::None);
+        }
+        self.owners[i] = o;
+    }
+
+    fn loc(&self, r: u32) -> Location {
+        let st = &self.ranks[r as usize];
+        Location {
+            rank: r,
+            file: st.reader.path().to_path_buf(),
+            line: st.current.map_or(0, |c| c.1),
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Interpreter
+
+    fn run_rank(&mut self, r: u32, obs: &mut dyn Observer) -> Result<(), ReplayError> {
+        loop {
+            if self.ranks[r as usize].block != Block::Running {
+                return Ok(());
+            }
+            if let Some(step) = self.ranks[r as usize].steps.pop_front() {
+                self.exec_step(r, step)?;
+                continue;
+            }
+            let now = self.engine.now();
+            let st = &mut self.ranks[r as usize];
+            if let Some((kw, line, start)) = st.current.take() {
+                obs.action(r, kw, line, start, now);
+            }
+            if st.eof {
+                st.block = Block::Finished;
+                st.finish_secs = now;
+                self.finished += 1;
+                return Ok(());
+            }
+            match st.reader.next_action()? {
+                None => {
+                    st.eof = true;
+                    // Leftover requests: wait for all of them (SimGrid 3.32 waits only the last
+                    // of each key, reference §4.7; we do not drop the others).
+                    if !st.store.is_empty() {
+                        st.current = Some(("(end of trace)", 0, now));
+                        st.steps.push_back(Step::WaitStore);
+                    }
+                }
+                Some((action, line)) => {
+                    st.actions += 1;
+                    self.actions += 1;
+                    st.current = Some((action.keyword(), line, now));
+                    self.expand(r, action)?;
+                }
+            }
+        }
+    }
+
+    /// Turns an action into steps.
+    fn expand(&mut self, r: u32, action: Action) -> Result<(), ReplayError> {
+        let n = self.ranks.len() as u32;
+        let st = &mut self.ranks[r as usize];
+        let loc = |s: &Self| s.loc(r);
+        match action {
+            Action::Init { double_default } => {
+                st.default_dt = if double_default {
+                    timeless_trace::Datatype::DOUBLE
+                } else {
+                    timeless_trace::Datatype::BYTE
+                };
+                st.init_secs = self.engine.now();
+            }
+            Action::Finalize | Action::CommNoop | Action::Location => {}
+            Action::Compute { flops } => {
+                if self.cfg.simulate_computation && flops > 0.0 {
+                    st.steps.push_back(Step::Exec(flops));
+                }
+            }
+            Action::Sleep { secs } => st.steps.push_back(Step::Sleep(secs)),
+            Action::Send {
+                dst,
+                tag,
+                count,
+                dt,
+                blocking,
+            } => {
+                let bytes = st.bytes(count, dt);
+                let dest = if blocking { Dest::Block } else { Dest::Store };
+                self.push_send(r, dst, tag, bytes, dest);
+            }
+            Action::Recv {
+                src,
+                tag,
+                count,
+                dt,
+                blocking,
+            } => {
+                let dest = if blocking { Dest::Block } else { Dest::Store };
+                let size = match count {
+                    RecvCount::Count(c) => RecvSize::Bytes(st.bytes(c, dt)),
+                    RecvCount::FromSender => RecvSize::FromSender,
+                    RecvCount::Probe => {
+                        st.steps.push_back(Step::Probe { peer: src, tag });
+                        RecvSize::FromSender
+                    }
+                };
+                st.steps.push_back(Step::Recv {
+                    peer: src,
+                    tag,
+                    size,
+                    dest,
+                });
+            }
+            Action::Wait(RequestKey::Key { src, dst, tag }) => {
+                st.steps.push_back(Step::WaitKey(Some((src, dst, tag))))
+            }
+            Action::Wait(RequestKey::Oldest) => st.steps.push_back(Step::WaitKey(None)),
+            Action::Test(RequestKey::Key { src, dst, tag }) => {
+                st.steps.push_back(Step::Test((src, dst, tag)))
+            }
+            Action::Test(RequestKey::Oldest) => {}
+            Action::WaitAll => st.steps.push_back(Step::WaitStore),
+            Action::SendRecv {
+                send_count,
+                dst,
+                recv_count,
+                src,
+                send_dt,
+                recv_dt,
+            } => {
+                let sb = st.bytes(send_count, send_dt);
+                let rb = st.bytes(recv_count, recv_dt);
+                // Request::sendrecv: a self sendrecv is a local copy; else isend, irecv, waitall.
+                if !(dst == r && src == r) {
+                    self.push_send(r, dst, 0, sb, Dest::Group);
+                    let st = &mut self.ranks[r as usize];
+                    st.steps.push_back(Step::Recv {
+                        peer: src,
+                        tag: 0,
+                        size: RecvSize::Bytes(rb),
+                        dest: Dest::Group,
+                    });
+                    st.steps.push_back(Step::WaitGroup);
+                }
+            }
+            other => {
+                let mut ops = std::mem::take(&mut self.ops);
+                ops.clear();
+                let flops = crate::collectives::schedule(
+                    &self.cfg.colls,
+                    &self.ranks[r as usize],
+                    r,
+                    n,
+                    &other,
+                    &mut ops,
+                )
+                .map_err(|source| ReplayError::Collective {
+                    at: loc(self),
+                    source,
+                })?;
+                for &op in &ops {
+                    match op {
+                        Op::Isend { peer, bytes, tag } => {
+                            self.push_send(r, peer, tag, bytes, Dest::Group)
+                        }
+                        Op::Send { peer, bytes, tag } => {
+                            self.push_send(r, peer, tag, bytes, Dest::Block)
+                        }
+                        Op::Irecv { peer, bytes, tag } => {
+                            self.ranks[r as usize].steps.push_back(Step::Recv {
+                                peer,
+                                tag,
+                                size: RecvSize::Bytes(bytes),
+                                dest: Dest::Group,
+                            })
+                        }
+                        Op::Recv { peer, bytes, tag } => {
+                            self.ranks[r as usize].steps.push_back(Step::Recv {
+                                peer,
+                                tag,
+                                size: RecvSize::Bytes(bytes),
+                                dest: Dest::Block,
+                            })
+                        }
+                        Op::WaitAll => self.ranks[r as usize].steps.push_back(Step::WaitGroup),
+                        Op::Exec { flops } => {
+                            if flops > 0.0 {
+                                self.ranks[r as usize].steps.push_back(Step::Exec(flops));
+                            }
+                        }
+                    }
+                }
+                if flops > 0.0 {
+                    self.ranks[r as usize].steps.push_back(Step::Exec(flops));
+                }
+                self.ops = ops;
+            }
+        }
+        Ok(())
+    }
+
+    /// Queues a send step, preceded by its software overhead (`smpi/ois` for every isend,
+    /// `smpi/os` for a blocking detached send; reference §4.3).
+    fn push_send(&mut self, r: u32, peer: u32, tag: i32, bytes: u64, dest: Dest) {
+        let overhead = match dest {
+            Dest::Block if bytes < self.cfg.detached_thresh_bytes => {
+                self.cfg.os.overhead_secs(bytes as f64)
+            }
+            Dest::Block => 0.0,
+            Dest::Store | Dest::Group => self.cfg.ois.overhead_secs(bytes as f64),
+        };
+        let st = &mut self.ranks[r as usize];
+        if overhead > 0.0 {
+            st.steps.push_back(Step::Sleep(overhead));
+        }
+        st.steps.push_back(Step::Send {
+            peer,
+            tag,
+            bytes,
+            dest,
+        });
+    }
+
+    fn exec_step(&mut self, r: u32, step: Step) -> Result<(), ReplayError> {
+        let now = self.engine.now();
+        match step {
+            Step::Exec(flops) => {
+                let cpu = self.ranks[r as usize].host;
+                let a = self.engine.start_exec(cpu, flops);
+                self.block_on_activity(r, a, Account::Compute);
+            }
+            Step::Sleep(secs) => {
+                let a = self.engine.start_sleep(secs);
+                self.block_on_activity(r, a, Account::Sleep);
+            }
+            Step::Backoff(secs) => {
+                let a = self.engine.start_sleep(secs);
+                self.block_on_activity(r, a, Account::Wait);
+            }
+            Step::Send {
+                peer,
+                tag,
+                bytes,
+                dest,
+            } => {
+                let req = self.post_send(r, peer, tag, bytes)?;
+                self.place(r, req, r, peer, tag, dest);
+            }
+            Step::Recv {
+                peer,
+                tag,
+                size,
+                dest,
+            } => {
+                let req = self.post_recv(r, peer, tag, size)?;
+                self.place(r, req, peer, r, tag, dest);
+            }
+            Step::Probe { peer, tag } => {
+                let st = &mut self.ranks[r as usize];
+                // Request::iprobe: burn nsleeps × smpi/iprobe × speed × cpu-usage flops, then look.
+                let flops = f64::from(st.probe_sleeps)
+                    * self.cfg.iprobe_secs
+                    * self.platform.hosts()[st.host as usize].speed_flops_per_sec
+                    * self.cfg.iprobe_cpu_usage;
+                st.steps.push_front(Step::ProbeCheck { peer, tag });
+                if flops > 0.0 {
+                    let a = self.engine.start_exec(st.host, flops);
+                    self.block_on_activity(r, a, Account::Probe);
+                }
+            }
+            Step::ProbeCheck { peer, tag } => {
+                let found = self.mail.has_send(r, peer, tag);
+                let st = &mut self.ranks[r as usize];
+                if found {
+                    st.probe_sleeps = 1;
+                } else {
+                    if self.cfg.grow_injected_times {
+                        st.probe_sleeps += 1;
+                    }
+                    st.steps.push_front(Step::Probe { peer, tag });
+                }
+            }
+            Step::WaitGroup => {
+                let group = std::mem::take(&mut self.ranks[r as usize].group);
+                self.wait_on(r, &group, now);
+                self.ranks[r as usize].group = group;
+                self.ranks[r as usize].group.clear();
+            }
+            Step::WaitKey(key) => {
+                let st = &mut self.ranks[r as usize];
+                let pos = match key {
+                    Some(k) => st.store.iter().position(|s| s.key == k),
+                    None => (!st.store.is_empty()).then_some(0),
+                };
+                if let Some(p) = pos {
+                    if let Some(req) = st.store.remove(p).req {
+                        self.wait_on(r, &[req], now);
+                    }
+                }
+            }
+            Step::WaitStore => {
+                let reqs: Vec<ReqId> = self.ranks[r as usize]
+                    .store
+                    .drain(..)
+                    .filter_map(|s| s.req)
+                    .collect();
+                self.wait_on(r, &reqs, now);
+            }
+            Step::Test(key) => {
+                // Pop the request, sleep nsleeps × smpi/test, then test it (reference §4.4).
+                let st = &mut self.ranks[r as usize];
+                let Some(p) = st.store.iter().position(|s| s.key == key) else {
+                    return Ok(());
+                };
+                match st.store[p].req {
+                    // A marker left by an earlier successful test: nothing to test.
+                    None => {}
+                    Some(req) => {
+                        st.store.remove(p);
+                        st.steps.push_front(Step::TestCheck(key, req));
+                        let backoff = f64::from(st.test_sleeps) * self.cfg.test_secs;
+                        if backoff > 0.0 {
+                            st.steps.push_front(Step::Backoff(backoff));
+                        }
+                    }
+                }
+            }
+            Step::TestCheck(key, req) => {
+                let done = self.mail.reqs[req as usize].done;
+                let st = &mut self.ranks[r as usize];
+                if done {
+                    st.store.push(Stored { key, req: None });
+                    st.test_sleeps = 1;
+                    self.mail.free_request(req);
+                } else {
+                    st.store.push(Stored {
+                        key,
+                        req: Some(req),
+                    });
+                    if self.cfg.grow_injected_times {
+                        st.test_sleeps += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn block_on_activity(&mut self, r: u32, a: ActivityId, account: Account) {
+        self.set_owner(a, Owner::Rank(r));
+        let st = &mut self.ranks[r as usize];
+        st.block = Block::Activity(a, account);
+        st.activity_start = self.engine.now();
+    }
+
+    /// Puts a freshly posted request where `dest` says.
+    fn place(&mut self, r: u32, req: ReqId, src: u32, dst: u32, tag: i32, dest: Dest) {
+        match dest {
+            Dest::Block => {
+                let now = self.engine.now();
+                self.wait_on(r, &[req], now);
+            }
+            Dest::Store => self.ranks[r as usize].store.push(Stored {
+                key: (src, dst, tag),
+                req: Some(req),
+            }),
+            Dest::Group => self.ranks[r as usize].group.push(req),
+        }
+    }
+
+    /// Blocks `r` until every request of `reqs` is complete; completed ones are freed at once.
+    fn wait_on(&mut self, r: u32, reqs: &[ReqId], now: f64) {
+        let mut pending = 0;
+        let mut or_secs = 0.0;
+        let mut waiting = std::mem::take(&mut self.ranks[r as usize].waiting);
+        waiting.clear();
+        for &q in reqs {
+            let req = &mut self.mail.reqs[q as usize];
+            if req.done {
+                or_secs += self.recv_overhead(q);
+                self.mail.free_request(q);
+            } else {
+                req.waited = true;
+                pending += 1;
+                waiting.push(q);
+            }
+        }
+        let st = &mut self.ranks[r as usize];
+        st.waiting = waiting;
+        if or_secs > 0.0 {
+            st.steps.push_front(Step::Sleep(or_secs));
+        }
+        if pending > 0 {
+            st.wait_count = pending;
+            st.wait_start = now;
+            st.block = Block::Requests;
+        }
+    }
+
+    /// `smpi/or` owed for a completed receive whose sender was detached.
+    fn recv_overhead(&self, q: ReqId) -> f64 {
+        let req = &self.mail.reqs[q as usize];
+        if !req.is_send && req.sender_detached && !self.cfg.or.is_zero() {
+            self.cfg.or.overhead_secs(req.sender_bytes as f64)
+        } else {
+            0.0
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Messages
+
+    fn post_send(&mut self, r: u32, dst: u32, tag: i32, bytes: u64) -> Result<ReqId, ReplayError> {
+        let now = self.engine.now();
+        let detached = bytes < self.cfg.detached_thresh_bytes;
+        let req = self.mail.new_request(Request {
+            owner: r,
+            is_send: true,
+            peer: dst,
+            tag,
+            bytes,
+            done: detached,
+            waited: false,
+            matched_secs: f64::NAN,
+            sender_bytes: bytes,
+            sender_detached: detached,
+        });
+        let send_req = (!detached).then_some(req);
+        let eager = bytes < self.cfg.async_small_thresh_bytes;
+        if let Some(rq) = self.mail.take_recv(dst, r, tag) {
+            self.check_truncation(dst, rq, r, tag, bytes)?;
+            self.start_transfer(r, dst, bytes, detached, send_req, Some(rq))?;
+        } else if eager {
+            let t = self.start_transfer(r, dst, bytes, detached, send_req, None)?;
+            self.mail.push_send(
+                dst,
+                r,
+                tag,
+                PendingSend {
+                    req: send_req,
+                    bytes,
+                    detached,
+                    eager: Some(t),
+                },
+            );
+        } else {
+            self.mail.push_send(
+                dst,
+                r,
+                tag,
+                PendingSend {
+                    req: send_req,
+                    bytes,
+                    detached,
+                    eager: None,
+                },
+            );
+        }
+        if detached {
+            self.mail.reqs[req as usize].matched_secs = now;
+        }
+        Ok(req)
+    }
+
+    fn post_recv(
+        &mut self,
+        r: u32,
+        src: u32,
+        tag: i32,
+        size: RecvSize,
+    ) -> Result<ReqId, ReplayError> {
+        let bytes = match size {
+            RecvSize::Bytes(b) => b,
+            RecvSize::FromSender => u64::MAX,
+        };
+        let req = self.mail.new_request(Request {
+            owner: r,
+            is_send: false,
+            peer: src,
+            tag,
+            bytes,
+            done: false,
+            waited: false,
+            matched_secs: f64::NAN,
+            sender_bytes: 0,
+            sender_detached: false,
+        });
+        if let Some(ps) = self.mail.take_send(r, src, tag) {
+            self.check_truncation(r, req, src, tag, ps.bytes)?;
+            match ps.eager {
+                Some(t) => {
+                    let now = self.engine.now();
+                    let tr = &mut self.mail.transfers[t as usize];
+                    tr.recv_req = Some(req);
+                    let finished = tr.done;
+                    let rq = &mut self.mail.reqs[req as usize];
+                    rq.matched_secs = now;
+                    rq.sender_bytes = ps.bytes;
+                    rq.sender_detached = ps.detached;
+                    if finished {
+                        rq.done = true;
+                        self.mail.free_transfer(t);
+                    }
+                }
+                None => {
+                    self.start_transfer(src, r, ps.bytes, ps.detached, ps.req, Some(req))?;
+                }
+            }
+        } else {
+            self.mail.push_recv(r, src, tag, req);
+        }
+        Ok(req)
+    }
+
+    fn check_truncation(
+        &self,
+        dst: u32,
+        rq: ReqId,
+        src: u32,
+        tag: i32,
+        send_bytes: u64,
+    ) -> Result<(), ReplayError> {
+        let recv_bytes = self.mail.reqs[rq as usize].bytes;
+        if recv_bytes < send_bytes {
+            return Err(ReplayError::Truncation {
+                at: self.loc(dst),
+                src,
+                tag,
+                recv_bytes,
+                send_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    fn route(&mut self, src_host: u32, dst_host: u32, rank: u32) -> Result<u32, ReplayError> {
+        if let Some(&i) = self.routes.get(&(src_host, dst_host)) {
+            return Ok(i);
+        }
+        let route = self
+            .platform
+            .route(HostId(src_host), HostId(dst_host))
+            .map_err(|e| ReplayError::Route {
+                at: self.loc(rank),
+                src: self.platform.hosts()[src_host as usize].name.clone(),
+                dst: self.platform.hosts()[dst_host as usize].name.clone(),
+                why: e.to_string(),
+            })?;
+        self.route_list.push(Route {
+            links: route.links.iter().map(|l| l.0).collect(),
+            latency_secs: route.latency_secs,
+        });
+        let i = self.route_list.len() as u32 - 1;
+        self.routes.insert((src_host, dst_host), i);
+        Ok(i)
+    }
+
+    fn start_transfer(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        detached: bool,
+        send_req: Option<ReqId>,
+        recv_req: Option<ReqId>,
+    ) -> Result<TransferId, ReplayError> {
+        let now = self.engine.now();
+        let (hs, hd) = (self.ranks[src as usize].host, self.ranks[dst as usize].host);
+        let fwd = self.route(hs, hd, src)?;
+        let back = if self.cfg.net.crosstraffic {
+            Some(self.route(hd, hs, src)?)
+        } else {
+            None
+        };
+        let f = &self.route_list[fwd as usize];
+        let empty: &[u32] = &[];
+        let b = back.map_or(empty, |b| &self.route_list[b as usize].links[..]);
+        let act =
+            self.engine
+                .start_comm(&f.links, b, f.latency_secs, (bytes + ENVELOPE_BYTES) as f64);
+        let t = self.mail.new_transfer(Transfer {
+            send_req,
+            recv_req,
+            done: false,
+        });
+        self.set_owner(act, Owner::Transfer(t));
+        for q in [send_req, recv_req].into_iter().flatten() {
+            let rq = &mut self.mail.reqs[q as usize];
+            rq.matched_secs = now;
+            if !rq.is_send {
+                rq.sender_bytes = bytes;
+                rq.sender_detached = detached;
+            }
+        }
+        Ok(t)
+    }
+
+    fn on_activity_done(&mut self, a: ActivityId) {
+        let owner = self.owners[a.0 as usize];
+        self.owners[a.0 as usize] = Owner::None;
+        let now = self.engine.now();
+        match owner {
+            Owner::Rank(r) => {
+                let st = &mut self.ranks[r as usize];
+                if let Block::Activity(_, account) = st.block {
+                    let d = now - st.activity_start;
+                    match account {
+                        Account::Compute => st.compute_secs += d,
+                        Account::Sleep => st.sleep_secs += d,
+                        Account::Wait | Account::Probe => st.wait_secs += d,
+                    }
+                }
+                st.block = Block::Running;
+                self.make_ready(r);
+            }
+            Owner::Transfer(t) => {
+                let tr = self.mail.transfers[t as usize];
+                self.mail.transfers[t as usize].done = true;
+                for q in [tr.send_req, tr.recv_req].into_iter().flatten() {
+                    self.complete_request(q);
+                }
+                if tr.recv_req.is_some() {
+                    self.mail.free_transfer(t);
+                }
+            }
+            Owner::None => {}
+        }
+    }
+
+    fn complete_request(&mut self, q: ReqId) {
+        let now = self.engine.now();
+        let req = &mut self.mail.reqs[q as usize];
+        req.done = true;
+        if !req.waited {
+            return;
+        }
+        let r = req.owner;
+        let st = &mut self.ranks[r as usize];
+        st.wait_count -= 1;
+        if st.wait_count > 0 {
+            return;
+        }
+        // The wait is over: account it, free the requests, pay `smpi/or`.
+        let waiting = std::mem::take(&mut st.waiting);
+        let mut last_match = st.wait_start;
+        let mut or_secs = 0.0;
+        for &w in &waiting {
+            let m = self.mail.reqs[w as usize].matched_secs;
+            if m > last_match {
+                last_match = m;
+            }
+            or_secs += self.recv_overhead(w);
+            self.mail.free_request(w);
+        }
+        let st = &mut self.ranks[r as usize];
+        let waited = (last_match.min(now) - st.wait_start).max(0.0);
+        st.wait_secs += waited;
+        st.comm_secs += (now - st.wait_start) - waited;
+        st.waiting = waiting;
+        st.waiting.clear();
+        if or_secs > 0.0 {
+            st.steps.push_front(Step::Sleep(or_secs));
+        }
+        st.block = Block::Running;
+        self.make_ready(r);
+    }
+
+    fn deadlock(&self) -> ReplayError {
+        let mut blocked = Vec::new();
+        for (r, st) in self.ranks.iter().enumerate() {
+            if st.block == Block::Finished {
+                continue;
+            }
+            let mut waits_for = Vec::new();
+            for &q in &st.waiting {
+                let rq = &self.mail.reqs[q as usize];
+                if rq.done {
+                    continue;
+                }
+                let tag = describe_tag(rq.tag);
+                if rq.is_send {
+                    waits_for.push(format!(
+                        "send to rank {} ({tag}, {} bytes) to be received",
+                        rq.peer, rq.bytes
+                    ));
+                } else if rq.bytes == u64::MAX {
+                    waits_for.push(format!("recv from rank {} ({tag})", rq.peer));
+                } else {
+                    waits_for.push(format!(
+                        "recv from rank {} ({tag}, {} bytes)",
+                        rq.peer, rq.bytes
+                    ));
+                }
+            }
+            for (src, tag, bytes) in self.mail.unmatched_sends_to(r as u32) {
+                waits_for.push(format!(
+                    "(unreceived message from rank {src}, {}, {bytes} bytes)",
+                    describe_tag(tag)
+                ));
+            }
+            blocked.push(BlockedRank {
+                at: self.loc(r as u32),
+                action: st.current.map_or("(between actions)", |c| c.0),
+                waits_for,
+            });
+        }
+        ReplayError::Deadlock {
+            time_secs: self.engine.now(),
+            blocked,
+        }
+    }
+}
+
+fn describe_tag(tag: i32) -> String {
+    if tag < 0 {
+        format!("collective tag {tag}")
+    } else {
+        format!("tag {tag}")
+    }
+}
