@@ -24,7 +24,7 @@ pub enum TraceSource {
 
 impl TraceSource {
     /// Opens `path` as SimGrid's `-replay` argument: a list file of per-rank trace paths (one per
-    /// line, blank lines skipped, relative paths resolved against the list file's directory, then
+    /// line, blank and `#` lines skipped, relative paths resolved against the list file's directory, then
     /// the current directory), a list with a single entry (shared-trace mode), or a trace file
     /// itself (its first action line starts with a rank), which is then shared by all ranks.
     ///
@@ -38,10 +38,10 @@ impl TraceSource {
         for (i, line) in reader.lines().enumerate() {
             let line = line.map_err(io)?;
             let trimmed = line.trim();
-            if trimmed.is_empty() {
+            if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
             }
-            if entries.is_empty() && !trimmed.starts_with('#') && looks_like_action(trimmed) {
+            if entries.is_empty() && looks_like_action(trimmed) {
                 return Ok(TraceSource::Shared(path.to_path_buf()));
             }
             let candidate = base.join(trimmed);
