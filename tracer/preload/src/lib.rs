@@ -1,0 +1,44 @@
+//! timeless's MPI tracer: an `LD_PRELOAD` library that records a time-independent trace of an
+//! MPI program, one file per rank, in SimGrid 3.32's TI text format.
+//!
+//! ```text
+//! mpirun -np 4 -x LD_PRELOAD=libtimeless_preload.so -x TIMELESS_OUT=trace ./ring
+//! cd trace && smpirun -np 4 -platform P.xml -hostfile H -replay trace-list.txt
+//! ```
+//!
+//! # Design
+//!
+//! * **One table** ([`table`]) lists every traced function with its arguments and record kind;
+//!   a macro generates the C entry point (`MPI_Send` → `PMPI_Send`) and the four Fortran
+//!   manglings (`mpi_send_`, `mpi_send__`, `MPI_SEND`, `mpi_send` → the library's
+//!   `pmpi_send_`). Open MPI's Fortran bindings call `PMPI_*` directly, so without the Fortran
+//!   wrappers a Fortran program would not be traced at all.
+//! * **Arguments** ([`args`]) know their C type (checked against `mpi.h` through `mpi-sys`) and
+//!   how a Fortran argument maps to it: handles through `MPI_*_f2c`, the Fortran
+//!   `MPI_IN_PLACE`/`MPI_BOTTOM` to the C ones, `MPI_STATUS(ES)_IGNORE` replaced by the
+//!   tracer's storage so that a wildcard receive's real source is always known.
+//! * **Record kinds** ([`hooks`]) write the actions; [`tracer`] holds per-rank state (world
+//!   ranks of communicators, predefined datatypes, pending requests); [`writer`] buffers whole
+//!   lines, holds back text behind an `irecv` whose source is not known yet, and writes as the
+//!   buffer fills.
+//! * **Safety** ([`runtime`]): each wrapper returns exactly what the library returned; tracer
+//!   code runs under `catch_unwind`; a re-entrancy guard passes calls made from inside MPI
+//!   straight through; an internal failure disables tracing with one message on stderr.
+//! * **Compute** between MPI calls is the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`) from
+//!   the end of one wrapper to the start of the next, times a reference speed measured at
+//!   start-up ([`calibrate`]); the tracer's own time is outside the bursts.
+//! * **Files** ([`meta`], [`setup`]): `rank-<r>.txt`, `trace-list.txt`, `trace-meta.json`.
+
+pub mod args;
+pub mod calibrate;
+pub mod clock;
+pub mod fortran;
+pub mod hooks;
+pub mod init;
+pub mod meta;
+pub mod mpi;
+pub mod runtime;
+pub mod setup;
+pub mod table;
+pub mod tracer;
+pub mod writer;

@@ -1,0 +1,204 @@
+//! What every generated wrapper does around the real call, and the tracer's failure policy.
+//!
+//! A wrapper calls [`enter`] first. It returns `None` — and the wrapper then only calls the
+//! library — when tracing is not active (before `MPI_Init`, after `MPI_Finalize`, or after a
+//! failure) or when the thread is already inside a wrapper (an MPI call made by the library
+//! itself or by the tracer). Otherwise the wrapper reads the thread CPU clock, runs the record
+//! kind's `pre` step, calls the library, runs `post`, and returns exactly the library's result.
+//!
+//! Both steps run under `catch_unwind` and the tracer's lock. A panic or an I/O error disables
+//! tracing for good: one message on stderr, what is already recorded is written out with a
+//! comment saying where the trace stops, and the program keeps running untraced.
+
+use std::cell::Cell;
+use std::ffi::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Mutex, Once};
+
+use crate::clock::thread_cpu_secs;
+use crate::tracer::{Fail, Tracer};
+
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static DISABLED: AtomicBool = AtomicBool::new(false);
+static RANK: AtomicI64 = AtomicI64::new(-1);
+static TRACER: Mutex<Option<Tracer>> = Mutex::new(None);
+
+thread_local! {
+    /// Set while this thread runs tracer code (a wrapper, or start-up).
+    static BUSY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// One record kind: what to do before and after the library call. `A` is the tuple of the
+/// call's arguments in their C form (see `args`).
+pub trait Hook<A> {
+    /// State carried from `pre` to `post` (request handles read before the call frees them).
+    type Stash;
+    fn pre(t: &mut Tracer, a: &A) -> Result<Self::Stash, Fail>;
+    fn post(t: &mut Tracer, a: &A, stash: Self::Stash, ret: c_int) -> Result<(), Fail>;
+}
+
+/// Proof that the current call is traced; holds the CPU time at entry.
+pub struct Entry {
+    t_in: f64,
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        BUSY.with(|b| b.set(false));
+    }
+}
+
+/// Starts a traced call, or returns `None` if this call must only be passed through.
+#[inline]
+pub fn enter() -> Option<Entry> {
+    if !ACTIVE.load(Ordering::Acquire) || DISABLED.load(Ordering::Relaxed) {
+        return None;
+    }
+    let was_busy = BUSY.with(|b| b.replace(true));
+    if was_busy {
+        return None;
+    }
+    Some(Entry {
+        t_in: thread_cpu_secs(),
+    })
+}
+
+/// Runs `H::pre` after recording the compute burst that ended at entry.
+pub fn pre<H: Hook<A>, A>(e: &Entry, a: &A) -> Option<H::Stash> {
+    with_tracer("pre", |t| {
+        t.burst(e.t_in)?;
+        H::pre(t, a)
+    })
+}
+
+/// Runs `H::post` if `pre` succeeded, then marks the end of the tracer's time.
+pub fn post<H: Hook<A>, A>(_e: &Entry, a: &A, stash: Option<H::Stash>, ret: c_int) {
+    if let Some(stash) = stash {
+        with_tracer("post", |t| {
+            let r = H::post(t, a, stash, ret);
+            t.end_event();
+            r
+        });
+    }
+}
+
+/// Runs `f` on the tracer, under its lock and `catch_unwind`. `None` if there is no open
+/// tracer, or if `f` failed (tracing is then disabled).
+pub fn with_tracer<R>(what: &str, f: impl FnOnce(&mut Tracer) -> Result<R, Fail>) -> Option<R> {
+    let res = catch_unwind(AssertUnwindSafe(|| {
+        let mut guard = match TRACER.lock() {
+            Ok(g) => g,
+            Err(_) => return Err(Fail::new("tracer state poisoned by an earlier panic")),
+        };
+        match guard.as_mut() {
+            Some(t) if !t.is_closed() => match f(t) {
+                Ok(r) => Ok(Some(r)),
+                Err(e) => {
+                    t.abandon(&e.to_string());
+                    Err(e)
+                }
+            },
+            _ => Ok(None),
+        }
+    }));
+    match res {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            disable(&format!("{what}: {e}"));
+            None
+        }
+        Err(payload) => {
+            let msg = panic_message(&payload);
+            disable(&format!("internal panic in {what}: {msg}"));
+            salvage(&msg);
+            None
+        }
+    }
+}
+
+fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// After a panic under the lock: write out what the poisoned tracer holds, best effort.
+fn salvage(msg: &str) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let mut guard = TRACER.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(t) = guard.as_mut() {
+            t.abandon(msg);
+        }
+    }));
+}
+
+/// Disables tracing for the rest of the run, with one message on stderr.
+pub fn disable(reason: &str) {
+    if !DISABLED.swap(true, Ordering::AcqRel) {
+        let rank = RANK.load(Ordering::Relaxed);
+        eprintln!(
+            "timeless-preload: rank {rank}: tracing disabled ({reason}); the program continues untraced"
+        );
+    }
+}
+
+/// Whether tracing was disabled by a failure.
+pub fn is_disabled() -> bool {
+    DISABLED.load(Ordering::Relaxed)
+}
+
+/// Installs the tracer built by `MPI_Init`'s wrapper and starts tracing.
+pub fn install(t: Tracer) {
+    RANK.store(i64::from(t.rank()), Ordering::Relaxed);
+    let mut guard = TRACER.lock().unwrap_or_else(|p| p.into_inner());
+    *guard = Some(t);
+    ACTIVE.store(true, Ordering::Release);
+}
+
+/// Records the rank for messages before the tracer exists.
+pub fn set_rank(rank: i64) {
+    RANK.store(rank, Ordering::Relaxed);
+}
+
+/// Runs start-up code as tracer code: panics are caught (and silenced by the hook), and MPI
+/// calls made meanwhile are not traced.
+pub fn guarded_startup(what: &str, f: impl FnOnce()) {
+    install_panic_hook();
+    let was_busy = BUSY.with(|b| b.replace(true));
+    if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
+        disable(&format!("internal panic in {what}: {}", panic_message(&p)));
+    }
+    BUSY.with(|b| b.set(was_busy));
+}
+
+/// Chains a panic hook that stays silent for panics raised inside tracer code (they are
+/// reported by [`disable`]) and defers to the program's hook otherwise.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !BUSY.with(|b| b.get()) {
+                prev(info);
+            }
+        }));
+    });
+}
+
+/// `atexit` handler: a program that exits without `MPI_Finalize` still gets its records.
+pub extern "C" fn at_exit() {
+    let _ = catch_unwind(|| {
+        if let Ok(mut guard) = TRACER.try_lock() {
+            if let Some(t) = guard.as_mut() {
+                if !t.is_closed() {
+                    let _ = t.close("# the program exited without MPI_Finalize");
+                }
+            }
+        }
+    });
+}

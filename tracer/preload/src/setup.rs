@@ -1,0 +1,333 @@
+//! Tracer start-up, run by the `MPI_Init` wrappers once the library is initialised.
+//!
+//! Every rank measures its reference speed, its per-event overhead and its clock granularity,
+//! then all ranks exchange them with one `PMPI_Allgather` on `MPI_COMM_WORLD`; rank 0 writes the
+//! list and metadata files. The exchange happens even when a rank could not open its trace file
+//! (that rank then runs untraced), so a local failure never leaves the others waiting.
+//!
+//! Environment: `TIMELESS_OUT` (trace directory, default `timeless-trace`),
+//! `TIMELESS_BUFFER_BYTES` (write threshold, default 1 MiB), `TIMELESS_MIN_BURST_SECS` (shorter
+//! bursts are carried over to the next one, default 1e-6 s), `TIMELESS_REF_SPEED` (flop/s,
+//! replaces the calibration), `TIMELESS_MODE` (acquisition mode written in the metadata),
+//! `TIMELESS_INJECT_PANIC=n` (tests only: the tracer panics at its n-th record, to check that
+//! the program survives it).
+
+use std::ffi::{c_char, c_int, c_void};
+use std::path::PathBuf;
+
+use crate::calibrate::{self, median, Calibration, SpeedSource};
+use crate::clock;
+use crate::meta::{self, Json};
+use crate::mpi;
+use crate::runtime;
+use crate::tracer::{CommTable, Fail, Settings, Tracer};
+use crate::writer::Writer;
+
+/// Tracer version written in every trace.
+pub const VERSION: &str = concat!("timeless-preload ", env!("CARGO_PKG_VERSION"));
+
+const HOST_LEN: usize = 256;
+
+/// What each rank tells the others at start-up.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RankInfo {
+    speed: f64,
+    overhead_secs: f64,
+    granularity_secs: f64,
+    kernel_cpu_secs: f64,
+    cpus: i32,
+    ok: i32,
+    host: [u8; HOST_LEN],
+}
+
+impl RankInfo {
+    fn host(&self) -> String {
+        let end = self.host.iter().position(|&b| b == 0).unwrap_or(HOST_LEN);
+        String::from_utf8_lossy(&self.host[..end]).into_owned()
+    }
+}
+
+fn env_f64(name: &str) -> Option<f64> {
+    std::env::var(name).ok()?.trim().parse().ok()
+}
+
+/// Starts tracing; called once `MPI_Init` succeeded.
+pub fn start(what: &str) {
+    runtime::guarded_startup(what, || {
+        if let Err(e) = try_start() {
+            runtime::disable(&e.to_string());
+        }
+    });
+}
+
+fn try_start() -> Result<(), Fail> {
+    let world = mpi::comm_world();
+    let (rank, size) = mpi::rank_size(world).ok_or_else(|| Fail::new("MPI_Comm_rank failed"))?;
+    let (rank, size) = (rank as u32, size as u32);
+    runtime::set_rank(i64::from(rank));
+    let dir =
+        PathBuf::from(std::env::var("TIMELESS_OUT").unwrap_or_else(|_| "timeless-trace".into()));
+    let buffer = env_f64("TIMELESS_BUFFER_BYTES").map_or(1 << 20, |v| v.max(1.0) as usize);
+    let settings = Settings {
+        min_burst_secs: env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6).max(0.0),
+        inject_panic_at: env_f64("TIMELESS_INJECT_PANIC").map(|v| v as u64),
+    };
+
+    // Local steps: a failure is remembered, the exchange below still happens.
+    let writer = std::fs::create_dir_all(&dir)
+        .and_then(|_| Writer::create(&dir.join(meta::rank_file(rank)), buffer))
+        .map_err(|e| {
+            Fail::new(format!(
+                "cannot create the trace file in {}: {e}",
+                dir.display()
+            ))
+        });
+    let cal = calibrate::reference_speed();
+    let overhead = measure_overhead(rank, size);
+    let mut info = RankInfo {
+        speed: cal.flops_per_sec,
+        overhead_secs: overhead,
+        granularity_secs: clock::thread_cpu_measured_granularity_secs(),
+        kernel_cpu_secs: cal.kernel_cpu_secs,
+        // SAFETY: sysconf has no preconditions.
+        cpus: unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as i32,
+        ok: i32::from(writer.is_ok()),
+        host: [0; HOST_LEN],
+    };
+    let host = processor_name();
+    let n = host.len().min(HOST_LEN - 1);
+    info.host[..n].copy_from_slice(&host.as_bytes()[..n]);
+
+    let mut all = vec![info; size as usize];
+    let bytes = std::mem::size_of::<RankInfo>() as c_int;
+    // SAFETY: `info` and `all` hold 1 and `size` RankInfo; every rank calls this once.
+    let rc = unsafe {
+        mpi_sys::PMPI_Allgather(
+            &info as *const RankInfo as *const c_void,
+            bytes,
+            mpi_sys::RSMPI_UINT8_T,
+            all.as_mut_ptr() as *mut c_void,
+            bytes,
+            mpi_sys::RSMPI_UINT8_T,
+            world,
+        )
+    };
+    if rc != mpi::SUCCESS {
+        return Err(Fail::new("start-up exchange (MPI_Allgather) failed"));
+    }
+    let same_host: Vec<f64> = all
+        .iter()
+        .filter(|i| i.host() == host)
+        .map(|i| i.speed)
+        .collect();
+    let speed = median(&same_host);
+
+    let files = if rank == 0 {
+        let meta = metadata(&all, &cal, size, &dir);
+        meta::write_list(&dir, size)
+            .and_then(|_| std::fs::write(dir.join(meta::META_FILE), meta.render()))
+            .map_err(|e| Fail::new(format!("cannot write the list and metadata files: {e}")))
+    } else {
+        Ok(())
+    };
+    let writer = writer?;
+    files?;
+    let mut world_group = unsafe { std::mem::zeroed::<mpi::MPI_Group>() };
+    // SAFETY: valid communicator; out-parameter is a local.
+    if unsafe { mpi_sys::PMPI_Comm_group(world, &mut world_group) } != mpi::SUCCESS {
+        return Err(Fail::new("MPI_Comm_group failed"));
+    }
+    let mut t = Tracer::new(
+        rank,
+        size,
+        writer,
+        speed,
+        settings,
+        CommTable::new(world_group),
+    );
+    t.note(format_args!(
+        "{VERSION}: rank {rank} of {size}, SimGrid 3.32 time-independent format"
+    ))?;
+    t.note(format_args!(
+        "host {host}; compute volumes in flops = thread CPU seconds x {speed:e} flop/s"
+    ))?;
+    t.comms.get(world)?; // world is communicator 0
+    t.rec(format_args!("init"))?;
+    // SAFETY: registers a plain extern "C" function.
+    unsafe { libc::atexit(at_exit_trampoline) };
+    t.end_event();
+    runtime::install(t);
+    Ok(())
+}
+
+extern "C" fn at_exit_trampoline() {
+    runtime::at_exit();
+}
+
+fn processor_name() -> String {
+    let mut buf = vec![0 as c_char; mpi_sys::MPI_MAX_PROCESSOR_NAME as usize + 1];
+    let mut len: c_int = 0;
+    // SAFETY: buffer of MPI_MAX_PROCESSOR_NAME + 1 chars.
+    let rc = unsafe { mpi_sys::PMPI_Get_processor_name(buf.as_mut_ptr(), &mut len) };
+    if rc != mpi::SUCCESS {
+        return "unknown".into();
+    }
+    let bytes: Vec<u8> = buf[..len.max(0) as usize]
+        .iter()
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn library_version() -> (String, String) {
+    let mut buf = vec![0 as c_char; mpi_sys::MPI_MAX_LIBRARY_VERSION_STRING as usize + 1];
+    let mut len: c_int = 0;
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: buffer of MPI_MAX_LIBRARY_VERSION_STRING + 1 chars; locals.
+    let lib = unsafe {
+        if mpi_sys::PMPI_Get_library_version(buf.as_mut_ptr(), &mut len) == mpi::SUCCESS {
+            let bytes: Vec<u8> = buf[..len.max(0) as usize]
+                .iter()
+                .map(|&c| c as u8)
+                .collect();
+            String::from_utf8_lossy(&bytes)
+                .trim_end_matches(['\0', '\n', ' '])
+                .to_string()
+        } else {
+            "unknown".into()
+        }
+    };
+    // SAFETY: locals.
+    unsafe { mpi_sys::PMPI_Get_version(&mut major, &mut minor) };
+    (lib, format!("{major}.{minor}"))
+}
+
+/// Mean wall-clock cost of the tracer's work for one record, measured on a synthetic event:
+/// two thread-CPU clock reads, a lock, a datatype lookup and formatting one record.
+fn measure_overhead(rank: u32, size: u32) -> f64 {
+    use std::fmt::Write as _;
+    let scratch = std::sync::Mutex::new(String::with_capacity(128));
+    let table: std::collections::HashMap<u64, u8> = (0..64).map(|i| (i * 8, i as u8)).collect();
+    calibrate::per_event_secs(2000, |i| {
+        let t0 = clock::thread_cpu_secs();
+        let _ = std::panic::catch_unwind(|| {
+            let mut s = scratch.lock().unwrap_or_else(|p| p.into_inner());
+            s.clear();
+            let id = table.get(&(u64::from(i % 64) * 8)).copied().unwrap_or(6);
+            let _ = writeln!(s, "{rank} send {} 0 1000 {id}", i % size.max(1));
+            std::hint::black_box(&*s);
+        });
+        std::hint::black_box(clock::thread_cpu_secs() - t0);
+    })
+}
+
+fn command_line() -> Vec<Json> {
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| Json::str(String::from_utf8_lossy(a)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Path) -> Json {
+    // Hosts in order of their first rank.
+    let mut hosts: Vec<(String, Vec<usize>)> = Vec::new();
+    for (r, i) in all.iter().enumerate() {
+        let h = i.host();
+        match hosts.iter_mut().find(|(n, _)| *n == h) {
+            Some((_, ranks)) => ranks.push(r),
+            None => hosts.push((h, vec![r])),
+        }
+    }
+    let folded = hosts
+        .iter()
+        .any(|(_, ranks)| ranks.len() as i32 > all[ranks[0]].cpus.max(1));
+    let mode = std::env::var("TIMELESS_MODE")
+        .unwrap_or_else(|_| if folded { "folding" } else { "regular" }.to_string());
+    let host_json: Vec<Json> = hosts
+        .iter()
+        .map(|(name, ranks)| {
+            let speeds: Vec<f64> = ranks.iter().map(|&r| all[r].speed).collect();
+            Json::Obj(vec![
+                ("name", Json::str(name.clone())),
+                (
+                    "ranks",
+                    Json::Arr(ranks.iter().map(|&r| Json::Int(r as i64)).collect()),
+                ),
+                ("cpus", Json::Int(i64::from(all[ranks[0]].cpus))),
+                ("reference_speed_flops_per_sec", Json::Num(median(&speeds))),
+            ])
+        })
+        .collect();
+    let (lib, version) = library_version();
+    let per_rank =
+        |f: fn(&RankInfo) -> f64| Json::Arr(all.iter().map(|i| Json::Num(f(i))).collect());
+    let overheads: Vec<f64> = all.iter().map(|i| i.overhead_secs).collect();
+    let failed: Vec<Json> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.ok == 0)
+        .map(|(r, _)| Json::Int(r as i64))
+        .collect();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    Json::Obj(vec![
+        ("format", Json::str("SimGrid 3.32 time-independent trace (TI text), one file per rank")),
+        ("tracer", Json::str(VERSION)),
+        ("ranks", Json::Int(i64::from(size))),
+        ("list_file", Json::str(meta::LIST_FILE)),
+        ("rank_files", Json::Arr((0..size).map(|r| Json::str(meta::rank_file(r))).collect())),
+        ("trace_directory", Json::str(dir.display().to_string())),
+        ("hosts", Json::Arr(host_json)),
+        ("rank_hosts", Json::Arr(all.iter().map(|i| Json::str(i.host())).collect())),
+        ("mpi_library", Json::str(lib)),
+        ("mpi_version", Json::str(version)),
+        ("acquisition_mode", Json::str(mode)),
+        (
+            "volume_units",
+            Json::Obj(vec![
+                ("compute", Json::str("flops: thread CPU seconds of the burst x the host's reference speed")),
+                ("messages", Json::str("elements of the written datatype id; id 6 (MPI_BYTE) for derived datatypes")),
+            ]),
+        ),
+        (
+            "reference_speed",
+            Json::Obj(vec![
+                ("source", Json::str(match cal.source {
+                    SpeedSource::Kernel => "calibration kernel",
+                    SpeedSource::Environment => "TIMELESS_REF_SPEED",
+                })),
+                ("kernel", Json::str("daxpy y = a*x + y on 512 doubles, 2 flops per element, C -O2 scalar")),
+                ("kernel_flops_per_run", Json::Num(cal.kernel_flops)),
+                ("per_rank_flops_per_sec", per_rank(|i| i.speed)),
+                ("per_rank_kernel_cpu_secs", per_rank(|i| i.kernel_cpu_secs)),
+                ("rule", Json::str("each rank converts with the median speed of the ranks on its host")),
+            ]),
+        ),
+        (
+            "tracer_overhead",
+            Json::Obj(vec![
+                ("per_event_secs_median", Json::Num(median(&overheads))),
+                ("per_rank_per_event_secs", per_rank(|i| i.overhead_secs)),
+                ("method", Json::str("wall time of a synthetic record (clock reads, lock, lookup, formatting), mean of 2000")),
+            ]),
+        ),
+        (
+            "timer",
+            Json::Obj(vec![
+                ("clock", Json::str("CLOCK_THREAD_CPUTIME_ID")),
+                ("declared_resolution_secs", Json::Num(clock::thread_cpu_declared_resolution_secs())),
+                ("per_rank_measured_granularity_secs", per_rank(|i| i.granularity_secs)),
+            ]),
+        ),
+        ("min_burst_secs", Json::Num(env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6))),
+        ("command_line", Json::Arr(command_line())),
+        ("start_unix_secs", Json::Int(now)),
+        ("untraced_ranks", Json::Arr(failed)),
+    ])
+}

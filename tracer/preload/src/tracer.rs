@@ -1,0 +1,553 @@
+//! Per-rank tracer state: the trace writer, the compute-burst clock, the communicators and
+//! datatypes seen so far, and the requests not completed yet.
+//!
+//! Every record names peers by their rank in `MPI_COMM_WORLD`. Element counts are kept in the
+//! program's datatype when it is a predefined one SimGrid 3.32 knows (its id is written), and
+//! converted to bytes (id 6, `MPI_BYTE`) otherwise: count × `MPI_Type_size`.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::c_int;
+use std::fmt;
+use std::sync::Arc;
+
+use timeless_trace::Datatype;
+
+use crate::clock::thread_cpu_secs;
+use crate::mpi::{self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Request, MPI_Status};
+use crate::writer::{HoleId, Writer};
+
+/// An internal failure: tracing stops, the program does not.
+#[derive(Debug)]
+pub struct Fail(String);
+
+impl Fail {
+    pub fn new(msg: impl Into<String>) -> Fail {
+        Fail(msg.into())
+    }
+}
+
+impl fmt::Display for Fail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<std::io::Error> for Fail {
+    fn from(e: std::io::Error) -> Fail {
+        Fail(format!("trace write failed: {e}"))
+    }
+}
+
+/// A communicator as the tracer knows it.
+#[derive(Debug, Clone)]
+pub struct CommInfo {
+    /// Small per-rank id in order of first use: 0 is `MPI_COMM_WORLD`.
+    pub id: u32,
+    /// World rank of each peer rank (the remote group of an intercommunicator).
+    pub peers: Arc<[u32]>,
+    /// Intracommunicator whose rank i is world rank i: its collectives are world collectives.
+    pub is_world: bool,
+    pub is_inter: bool,
+}
+
+/// Communicators by handle, built lazily from their groups.
+pub struct CommTable {
+    map: HashMap<u64, CommInfo>,
+    next_id: u32,
+    world_group: MPI_Group,
+}
+
+impl CommTable {
+    pub fn new(world_group: MPI_Group) -> CommTable {
+        CommTable {
+            map: HashMap::new(),
+            next_id: 0,
+            world_group,
+        }
+    }
+
+    /// The communicator's description; `comm` must be a valid handle.
+    pub fn get(&mut self, comm: MPI_Comm) -> Result<&CommInfo, Fail> {
+        let key = handle_key(comm);
+        if !self.map.contains_key(&key) {
+            let info = self.describe(comm)?;
+            self.map.insert(key, info);
+        }
+        Ok(&self.map[&key])
+    }
+
+    /// Forgets a freed communicator (its handle may be reused).
+    pub fn forget(&mut self, comm: MPI_Comm) -> Option<CommInfo> {
+        self.map.remove(&handle_key(comm))
+    }
+
+    fn describe(&mut self, comm: MPI_Comm) -> Result<CommInfo, Fail> {
+        let fail = |what: &str| Fail::new(format!("cannot describe a communicator: {what} failed"));
+        let mut inter: c_int = 0;
+        let mut group = unsafe { std::mem::zeroed::<MPI_Group>() };
+        // SAFETY: `comm` is a valid communicator of a successful call; out-params are locals.
+        unsafe {
+            if mpi_sys::PMPI_Comm_test_inter(comm, &mut inter) != mpi::SUCCESS {
+                return Err(fail("MPI_Comm_test_inter"));
+            }
+            let rc = if inter != 0 {
+                mpi_sys::PMPI_Comm_remote_group(comm, &mut group)
+            } else {
+                mpi_sys::PMPI_Comm_group(comm, &mut group)
+            };
+            if rc != mpi::SUCCESS {
+                return Err(fail("MPI_Comm_group"));
+            }
+        }
+        let mut n: c_int = 0;
+        // SAFETY: valid group; locals.
+        unsafe { mpi_sys::PMPI_Group_size(group, &mut n) };
+        let local: Vec<c_int> = (0..n).collect();
+        let mut world = vec![0 as c_int; n as usize];
+        // SAFETY: arrays of `n` ints; valid groups.
+        let rc = unsafe {
+            mpi_sys::PMPI_Group_translate_ranks(
+                group,
+                n,
+                local.as_ptr(),
+                self.world_group,
+                world.as_mut_ptr(),
+            )
+        };
+        // SAFETY: frees the group this function created.
+        unsafe { mpi_sys::PMPI_Group_free(&mut group) };
+        if rc != mpi::SUCCESS || world.iter().any(|&w| w < 0) {
+            return Err(fail("MPI_Group_translate_ranks"));
+        }
+        let peers: Arc<[u32]> = world.iter().map(|&w| w as u32).collect();
+        let is_world = inter == 0
+            && mpi::rank_size(mpi::comm_world()).map(|(_, s)| s) == Some(n)
+            && peers.iter().enumerate().all(|(i, &w)| w as usize == i);
+        let id = self.next_id;
+        self.next_id += 1;
+        Ok(CommInfo {
+            id,
+            peers,
+            is_world,
+            is_inter: inter != 0,
+        })
+    }
+}
+
+/// A request the tracer waits to see completed.
+#[derive(Debug, Clone)]
+pub enum Pending {
+    /// From `isend` (and its modes): completes as `wait me dst tag`.
+    Send { dst: u32, tag: i32 },
+    /// From `irecv`. A wildcard source or tag is `None` until completion; its record is then
+    /// a hole in the writer.
+    Recv {
+        src: Option<u32>,
+        tag: Option<i32>,
+        peers: Arc<[u32]>,
+        count: u64,
+        dt: u8,
+        hole: Option<HoleId>,
+    },
+    /// A nonblocking collective, recorded when posted: its completion records nothing.
+    Collective,
+}
+
+/// `(src, dst, tag)` of a SimGrid `wait`/`test`.
+pub type WaitKey = (u32, u32, i32);
+
+/// Predefined datatypes SimGrid 3.32 knows, by handle.
+pub struct TypeTable {
+    ids: HashMap<u64, u8>,
+}
+
+/// Fortran and alias names mapped onto an id of the same size (only sizes matter in replay).
+const ALIASES: &[(&str, &str)] = &[
+    ("MPI_LONG_LONG_INT", "MPI_LONG_LONG"),
+    ("MPI_C_COMPLEX", "MPI_C_FLOAT_COMPLEX"),
+    ("MPI_CHARACTER", "MPI_CHAR"),
+    ("MPI_LOGICAL", "MPI_INTEGER4"),
+    ("MPI_INTEGER", "MPI_INTEGER4"),
+    ("MPI_DOUBLE_PRECISION", "MPI_REAL8"),
+    ("MPI_COMPLEX", "MPI_COMPLEX8"),
+    ("MPI_DOUBLE_COMPLEX", "MPI_COMPLEX16"),
+    ("MPI_2REAL", "MPI_2FLOAT"),
+    ("MPI_2DOUBLE_PRECISION", "MPI_2DOUBLE"),
+    ("MPI_2INTEGER", "MPI_2INT"),
+];
+
+impl TypeTable {
+    /// Maps each predefined type of the library to a SimGrid id of the same name (or alias)
+    /// whose size SimGrid agrees with; any other type is written in bytes.
+    pub fn from_library() -> TypeTable {
+        let mut by_name: HashMap<&'static str, u8> = HashMap::new();
+        for id in 0..Datatype::count() {
+            let d = Datatype(id as u8);
+            by_name.insert(d.name(), d.0);
+        }
+        let mut ids = HashMap::new();
+        for t in mpi::predefined_types() {
+            // SAFETY: the shim's names are static NUL-terminated strings.
+            let name = unsafe { std::ffi::CStr::from_ptr(t.name) }.to_string_lossy();
+            let target = ALIASES
+                .iter()
+                .find(|(a, _)| *a == name)
+                .map(|(_, b)| *b)
+                .unwrap_or(&name);
+            let Some(&id) = by_name.get(target) else {
+                continue;
+            };
+            if mpi::type_size(t.handle) == Some(u64::from(Datatype(id).size_bytes())) {
+                ids.entry(handle_key(t.handle)).or_insert(id);
+            }
+        }
+        TypeTable { ids }
+    }
+
+    pub fn simgrid_id(&self, dt: MPI_Datatype) -> Option<u8> {
+        self.ids.get(&handle_key(dt)).copied()
+    }
+}
+
+/// The datatype id written for bytes.
+pub const BYTE_ID: u8 = 6;
+
+/// Space-separated counts.
+pub struct Counts<'a>(pub &'a [u64]);
+
+impl fmt::Display for Counts<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, c) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{c}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Settings read from the environment at start-up.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// A burst shorter than this (CPU seconds) is carried over to the next one.
+    pub min_burst_secs: f64,
+    /// Test hook: panic when this many records have been written.
+    pub inject_panic_at: Option<u64>,
+}
+
+/// One rank's tracer.
+pub struct Tracer {
+    rank: u32,
+    size: u32,
+    out: Writer,
+    /// Reference speed in flop/s.
+    speed: f64,
+    /// Thread CPU time when the tracer last handed control back to the program.
+    last_exit: f64,
+    /// CPU seconds of compute not written yet (bursts under `min_burst_secs`).
+    pending_cpu: f64,
+    settings: Settings,
+    pub comms: CommTable,
+    pub types: TypeTable,
+    /// Pending requests by handle. Handles are not unique: Open MPI returns one shared,
+    /// already complete request for every send that completed at once, so each handle keeps a
+    /// queue, oldest first.
+    reqs: HashMap<u64, VecDeque<Pending>>,
+    records: u64,
+    closed: bool,
+}
+
+// SAFETY: the tracer holds MPI handles (plain identifiers, pointers under Open MPI) and raw
+// pointers to nothing else; it is only used under the runtime's mutex, from threads the MPI
+// library allows to make MPI calls.
+unsafe impl Send for Tracer {}
+
+impl Tracer {
+    pub fn new(
+        rank: u32,
+        size: u32,
+        out: Writer,
+        speed: f64,
+        settings: Settings,
+        comms: CommTable,
+    ) -> Tracer {
+        Tracer {
+            rank,
+            size,
+            out,
+            speed,
+            last_exit: thread_cpu_secs(),
+            pending_cpu: 0.0,
+            settings,
+            comms,
+            types: TypeTable::from_library(),
+            reqs: HashMap::new(),
+            records: 0,
+            closed: false,
+        }
+    }
+
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Appends `"<rank> <args>"`.
+    pub fn rec(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        self.records += 1;
+        if self.settings.inject_panic_at == Some(self.records) {
+            panic!(
+                "panic injected by TIMELESS_INJECT_PANIC at record {}",
+                self.records
+            );
+        }
+        let rank = self.rank;
+        self.out.line(format_args!("{rank} {args}"))?;
+        Ok(())
+    }
+
+    /// Appends a comment line `"# <args>"` (SimGrid skips it).
+    pub fn note(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        self.out.line(format_args!("# {args}"))?;
+        Ok(())
+    }
+
+    /// Accounts the CPU time since the last exit as compute, written once it reaches the
+    /// minimum burst.
+    pub fn burst(&mut self, t_in: f64) -> Result<(), Fail> {
+        self.pending_cpu += (t_in - self.last_exit).max(0.0);
+        if self.pending_cpu >= self.settings.min_burst_secs && self.pending_cpu > 0.0 {
+            let flops = (self.pending_cpu * self.speed).round();
+            self.pending_cpu = 0.0;
+            if flops >= 1.0 {
+                self.rec(format_args!("compute {}", flops as u64))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Marks the end of the tracer's work for this call: the next burst starts now.
+    pub fn end_event(&mut self) {
+        self.last_exit = thread_cpu_secs();
+    }
+
+    /// Writes the last records and closes the trace (`MPI_Finalize`, `MPI_Abort`, exit).
+    pub fn close(&mut self, last: &str) -> Result<(), Fail> {
+        if self.closed {
+            return Ok(());
+        }
+        self.closed = true;
+        if !last.is_empty() {
+            self.out.line(format_args!("{last}"))?;
+        }
+        self.out.finish(|id| {
+            format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed")
+        })?;
+        Ok(())
+    }
+
+    /// After a failure: write what is recorded, with a comment, and stop.
+    pub fn abandon(&mut self, reason: &str) {
+        if self.closed {
+            return;
+        }
+        let _ = self.close(&format!("# tracing stopped here: {reason}"));
+    }
+
+    /// Element count and datatype id of `count` elements of `dt`.
+    pub fn volume(&self, count: c_int, dt: MPI_Datatype) -> Result<(u64, u8), Fail> {
+        let count = count.max(0) as u64;
+        if let Some(id) = self.types.simgrid_id(dt) {
+            return Ok((count, id));
+        }
+        let size = mpi::type_size(dt).ok_or_else(|| Fail::new("MPI_Type_size failed"))?;
+        Ok((count * size, BYTE_ID))
+    }
+
+    /// Volumes of an array of `n` element counts of `dt` (`None`: zeros).
+    pub fn volumes(
+        &self,
+        counts: Option<&[c_int]>,
+        n: usize,
+        dt: MPI_Datatype,
+    ) -> Result<(Vec<u64>, u8), Fail> {
+        let Some(raw) = counts else {
+            return Ok((vec![0; n], BYTE_ID));
+        };
+        let mut out = Vec::with_capacity(n);
+        let mut id = self.volume(0, dt)?.1;
+        for &c in raw {
+            let (v, i) = self.volume(c, dt)?;
+            out.push(v);
+            id = i;
+        }
+        Ok((out, id))
+    }
+
+    /// World rank of peer `r` of `comm`; `None` for `MPI_PROC_NULL`.
+    pub fn peer(&mut self, comm: MPI_Comm, r: c_int) -> Result<Option<u32>, Fail> {
+        if r == mpi::proc_null() {
+            return Ok(None);
+        }
+        let info = self.comms.get(comm)?;
+        info.peers
+            .get(r as usize)
+            .copied()
+            .map(Some)
+            .ok_or_else(|| Fail::new(format!("rank {r} out of range in communicator {}", info.id)))
+    }
+
+    /// Writes a `# comm <id>` note before a point-to-point record on a communicator other
+    /// than the world (records name world ranks; the communicator is kept for later use).
+    pub fn note_comm(&mut self, comm: MPI_Comm) -> Result<(), Fail> {
+        let info = self.comms.get(comm)?;
+        if !info.is_world {
+            let id = info.id;
+            self.note(format_args!("comm {id}"))?;
+        }
+        Ok(())
+    }
+
+    /// Writes a collective record: as is on a world-like communicator, as a comment naming the
+    /// communicator otherwise (SimGrid 3.32 replays collectives on the world only).
+    pub fn coll(&mut self, comm: MPI_Comm, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        let info = self.comms.get(comm)?;
+        if info.is_world {
+            self.rec(args)
+        } else {
+            let (id, rank) = (info.id, self.rank);
+            self.note(format_args!("comm {id}: {rank} {args}"))
+        }
+    }
+
+    /// Root of a rooted collective as a world rank.
+    pub fn root(&mut self, comm: MPI_Comm, root: c_int) -> Result<u32, Fail> {
+        Ok(self.peer(comm, root)?.unwrap_or(0))
+    }
+
+    /// Rank of this process in `comm`.
+    pub fn local_rank(&self, comm: MPI_Comm) -> Result<c_int, Fail> {
+        mpi::rank_size(comm)
+            .map(|(r, _)| r)
+            .ok_or_else(|| Fail::new("MPI_Comm_rank failed"))
+    }
+
+    /// Size of `comm` (remote size is not handled: collectives on intercommunicators are noted).
+    pub fn comm_size(&self, comm: MPI_Comm) -> Result<usize, Fail> {
+        mpi::rank_size(comm)
+            .map(|(_, s)| s as usize)
+            .ok_or_else(|| Fail::new("MPI_Comm_size failed"))
+    }
+
+    /// Starts tracking a request.
+    pub fn track(&mut self, req: MPI_Request, p: Pending) {
+        if req != mpi::request_null() {
+            self.reqs.entry(handle_key(req)).or_default().push_back(p);
+        }
+    }
+
+    fn pop(&mut self, req: u64) -> Option<Pending> {
+        let q = self.reqs.get_mut(&req)?;
+        let p = q.pop_front();
+        if q.is_empty() {
+            self.reqs.remove(&req);
+        }
+        p
+    }
+
+    /// Stops tracking a request without recording anything (`MPI_Request_free`).
+    pub fn untrack(&mut self, req: u64) -> Result<(), Fail> {
+        if let Some(Pending::Recv { hole: Some(h), .. }) = self.pop(req) {
+            self.out
+                .fill(h, format_args!("# irecv freed before its source was known"))?;
+        }
+        Ok(())
+    }
+
+    /// Number of point-to-point requests being tracked.
+    pub fn pending_p2p(&self) -> usize {
+        self.reqs
+            .values()
+            .flatten()
+            .filter(|p| !matches!(p, Pending::Collective))
+            .count()
+    }
+
+    /// The `wait` key of a pending request if it is known before completion.
+    pub fn known_key(&self, req: u64) -> Option<WaitKey> {
+        match self.reqs.get(&req)?.front()? {
+            Pending::Send { dst, tag } => Some((self.rank, *dst, *tag)),
+            Pending::Recv {
+                src: Some(s),
+                tag: Some(t),
+                ..
+            } => Some((*s, self.rank, *t)),
+            _ => None,
+        }
+    }
+
+    /// A tracked request completed with `status`: fills its record if it was a wildcard
+    /// receive. Returns whether it was a point-to-point request, and its `wait` key (`None`
+    /// for collectives, cancelled or unknown requests).
+    pub fn complete(
+        &mut self,
+        req: u64,
+        status: &MPI_Status,
+    ) -> Result<(bool, Option<WaitKey>), Fail> {
+        let Some(p) = self.pop(req) else {
+            return Ok((false, None));
+        };
+        match p {
+            Pending::Send { dst, tag } => Ok((true, Some((self.rank, dst, tag)))),
+            Pending::Collective => Ok((false, None)),
+            Pending::Recv {
+                src,
+                tag,
+                peers,
+                count,
+                dt,
+                hole,
+            } => {
+                if mpi::status_cancelled(status) {
+                    if let Some(h) = hole {
+                        self.out.fill(h, format_args!("# irecv cancelled"))?;
+                    }
+                    return Ok((true, None));
+                }
+                let src = match src {
+                    Some(s) => s,
+                    None => peers
+                        .get(status.MPI_SOURCE as usize)
+                        .copied()
+                        .ok_or_else(|| Fail::new("completed receive without a valid source"))?,
+                };
+                let tag = tag.unwrap_or(status.MPI_TAG);
+                if let Some(h) = hole {
+                    let rank = self.rank;
+                    self.out
+                        .fill(h, format_args!("{rank} irecv {src} {tag} {count} {dt}"))?;
+                }
+                Ok((true, Some((src, self.rank, tag))))
+            }
+        }
+    }
+
+    /// Reserves the place of a wildcard `irecv` record.
+    pub fn hole(&mut self) -> HoleId {
+        self.records += 1;
+        self.out.hole()
+    }
+
+    /// Number of records written or reserved so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+}

@@ -1,0 +1,178 @@
+//! A rank's trace file: records are appended to memory and written out in whole lines when the
+//! buffer fills, so a program that aborts leaves a valid trace up to its last write.
+//!
+//! A record may have to wait for information that comes later: an `MPI_Irecv` from
+//! `MPI_ANY_SOURCE` is written where it was posted, but its source is known only when it
+//! completes. It occupies a *hole* until then; text after a hole stays in memory (the buffer
+//! grows past its limit if it must) and is written once every hole before it is filled.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Identifies a hole, in creation order.
+pub type HoleId = u64;
+
+enum Segment {
+    Text(String),
+    Hole(HoleId),
+}
+
+/// Buffered writer of one rank's records.
+pub struct Writer {
+    file: File,
+    segments: Vec<Segment>,
+    buffered_bytes: usize,
+    limit_bytes: usize,
+    next_hole: HoleId,
+    written_bytes: u64,
+}
+
+impl Writer {
+    /// Creates (truncates) `path`; text is written whenever `limit_bytes` are buffered.
+    pub fn create(path: &Path, limit_bytes: usize) -> io::Result<Writer> {
+        Ok(Writer {
+            file: File::create(path)?,
+            segments: vec![Segment::Text(String::new())],
+            buffered_bytes: 0,
+            limit_bytes,
+            next_hole: 0,
+            written_bytes: 0,
+        })
+    }
+
+    fn tail(&mut self) -> &mut String {
+        if !matches!(self.segments.last(), Some(Segment::Text(_))) {
+            self.segments.push(Segment::Text(String::new()));
+        }
+        match self.segments.last_mut() {
+            Some(Segment::Text(s)) => s,
+            _ => unreachable!("a text segment was just pushed"),
+        }
+    }
+
+    /// Appends one record line (`line` without its newline).
+    pub fn line(&mut self, args: fmt::Arguments<'_>) -> io::Result<()> {
+        let tail = self.tail();
+        let before = tail.len();
+        fmt::Write::write_fmt(tail, args).map_err(|_| io::Error::other("format error"))?;
+        tail.push('\n');
+        let added = tail.len() - before;
+        self.buffered_bytes += added;
+        self.maybe_flush()
+    }
+
+    /// Reserves the place of a record whose text is not known yet.
+    pub fn hole(&mut self) -> HoleId {
+        let id = self.next_hole;
+        self.next_hole += 1;
+        self.segments.push(Segment::Hole(id));
+        id
+    }
+
+    /// Fills a hole with its record line (without newline). Unknown ids are ignored.
+    pub fn fill(&mut self, id: HoleId, args: fmt::Arguments<'_>) -> io::Result<()> {
+        if let Some(seg) = self
+            .segments
+            .iter_mut()
+            .find(|s| matches!(s, Segment::Hole(h) if *h == id))
+        {
+            let mut text = fmt::format(args);
+            text.push('\n');
+            self.buffered_bytes += text.len();
+            *seg = Segment::Text(text);
+        }
+        self.maybe_flush()
+    }
+
+    /// Number of holes not filled yet.
+    pub fn open_holes(&self) -> usize {
+        self.segments
+            .iter()
+            .filter(|s| matches!(s, Segment::Hole(_)))
+            .count()
+    }
+
+    fn maybe_flush(&mut self) -> io::Result<()> {
+        if self.buffered_bytes >= self.limit_bytes {
+            self.flush_ready()?;
+        }
+        Ok(())
+    }
+
+    /// Writes every line before the first hole.
+    pub fn flush_ready(&mut self) -> io::Result<()> {
+        let ready = self
+            .segments
+            .iter()
+            .position(|s| matches!(s, Segment::Hole(_)))
+            .unwrap_or(self.segments.len());
+        if ready == 0 {
+            return Ok(());
+        }
+        let mut out = Vec::with_capacity(self.buffered_bytes);
+        for seg in self.segments.drain(..ready) {
+            if let Segment::Text(s) = seg {
+                out.extend_from_slice(s.as_bytes());
+            }
+        }
+        self.buffered_bytes -= out.len();
+        self.written_bytes += out.len() as u64;
+        self.file.write_all(&out)
+    }
+
+    /// Writes everything, replacing each remaining hole with `unfilled(id)` (a comment line).
+    pub fn finish(&mut self, unfilled: impl Fn(HoleId) -> String) -> io::Result<()> {
+        for seg in &mut self.segments {
+            if let Segment::Hole(id) = *seg {
+                let mut text = unfilled(id);
+                text.push('\n');
+                self.buffered_bytes += text.len();
+                *seg = Segment::Text(text);
+            }
+        }
+        self.flush_ready()?;
+        self.file.flush()
+    }
+
+    /// Bytes written to the file so far.
+    pub fn written_bytes(&self) -> u64 {
+        self.written_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(p: &Path) -> String {
+        std::fs::read_to_string(p).unwrap()
+    }
+
+    #[test]
+    fn text_after_a_hole_waits_for_it() {
+        let dir = std::env::temp_dir().join(format!("timeless-writer-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("w.txt");
+        let mut w = Writer::create(&p, 1).unwrap();
+        w.line(format_args!("0 init")).unwrap();
+        assert_eq!(
+            read(&p),
+            "0 init\n",
+            "limit 1 byte: every line is written at once"
+        );
+        let h = w.hole();
+        w.line(format_args!("0 send 1 0 8 6")).unwrap();
+        assert_eq!(read(&p), "0 init\n", "held back by the hole");
+        assert_eq!(w.open_holes(), 1);
+        w.fill(h, format_args!("0 irecv 2 5 8 6")).unwrap();
+        assert_eq!(read(&p), "0 init\n0 irecv 2 5 8 6\n0 send 1 0 8 6\n");
+        let h2 = w.hole();
+        w.line(format_args!("0 finalize")).unwrap();
+        w.finish(|id| format!("# unresolved {id}")).unwrap();
+        assert_eq!(h2, 1);
+        assert!(read(&p).ends_with("# unresolved 1\n0 finalize\n"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,706 @@
+//! End-to-end tests: build the MPI programs of `validation/programs`, run them under `mpirun`
+//! with the tracer preloaded, and check the traces: every line decodes with `timeless-trace`,
+//! actions per kind, bytes sent and received per pair of ranks, real sources and tags for
+//! wildcard receives, request bookkeeping, and that SimGrid 3.32's `smpirun -replay` accepts
+//! the traces (when `smpirun` is installed).
+//!
+//! Needs `mpicc`, `mpif90` and `mpirun` (Debian: libopenmpi-dev openmpi-bin gfortran).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use timeless_trace::{parse_line, Action, Datatype, RecvCount, RequestKey};
+
+/// `mpirun` jobs run one at a time: the machine may have few cores.
+static MPI_JOBS: Mutex<()> = Mutex::new(());
+
+fn tmp() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+}
+
+/// The tracer library built alongside this test: `cargo test` leaves the fresh one next to the
+/// test executable (`target/<profile>/deps`), `cargo build` in `target/<profile>`.
+fn library() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let deps = exe.parent().expect("target/<profile>/deps");
+    [deps, deps.parent().unwrap_or(deps)]
+        .iter()
+        .map(|d| d.join("libtimeless_preload.so"))
+        .find(|p| p.exists())
+        .expect("libtimeless_preload.so is built with the tests")
+}
+
+/// Builds the programs once, with `make` in `validation/programs`.
+fn programs() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../validation/programs");
+        let build = tmp().join("programs");
+        let out = Command::new("make")
+            .arg("-C")
+            .arg(&src)
+            .arg(format!("BUILD={}", build.display()))
+            .output()
+            .expect("make (needs mpicc and mpif90)");
+        assert!(
+            out.status.success(),
+            "building the MPI programs failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        build
+    })
+}
+
+fn run_with_timeout(cmd: &mut Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mpirun (needs openmpi-bin)");
+    let start = Instant::now();
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "timed out after {limit:?}:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A traced run: its output and, per rank, the decoded actions and the raw lines.
+struct Run {
+    out: Output,
+    dir: PathBuf,
+    nranks: u32,
+    actions: Vec<Vec<Action>>,
+    lines: Vec<Vec<String>>,
+}
+
+impl Run {
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    /// Number of `keyword` records of `rank` (second field of its lines).
+    fn count(&self, rank: usize, keyword: &str) -> usize {
+        self.lines[rank]
+            .iter()
+            .filter(|l| l.split_whitespace().nth(1) == Some(keyword) && !l.starts_with('#'))
+            .count()
+    }
+    fn file(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join(name)).unwrap_or_default()
+    }
+}
+
+/// Runs `program args` on `np` ranks with the tracer preloaded; `env` adds variables.
+fn trace(name: &str, program: &str, np: u32, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let dir = tmp().join("traces").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    let exe = programs().join(program);
+    let mut cmd = Command::new("mpirun");
+    cmd.env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .args(["-np", &np.to_string(), "--oversubscribe"])
+        .args(["-x", &format!("LD_PRELOAD={}", library().display())])
+        .args(["-x", &format!("TIMELESS_OUT={}", dir.display())]);
+    for (k, v) in env {
+        cmd.args(["-x", &format!("{k}={v}")]);
+    }
+    cmd.arg(&exe).args(args);
+    let out = {
+        let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+        run_with_timeout(&mut cmd, Duration::from_secs(180))
+    };
+    let mut run = Run {
+        out,
+        dir,
+        nranks: np,
+        actions: Vec::new(),
+        lines: Vec::new(),
+    };
+    for r in 0..np {
+        let path = run.dir.join(format!("rank-{r}.txt"));
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut acts = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            match parse_line(line, np) {
+                Ok(Some(rec)) => {
+                    assert_eq!(
+                        rec.rank,
+                        r,
+                        "{}:{}: wrong rank in '{line}'",
+                        path.display(),
+                        i + 1
+                    );
+                    acts.push(rec.action);
+                }
+                Ok(None) => {}
+                Err(e) => panic!(
+                    "{}:{}: '{line}' does not decode: {e}",
+                    path.display(),
+                    i + 1
+                ),
+            }
+        }
+        run.actions.push(acts);
+        run.lines.push(text.lines().map(str::to_string).collect());
+    }
+    run
+}
+
+fn assert_ok(run: &Run) {
+    assert!(
+        run.out.status.success(),
+        "the traced program failed:\n{}{}",
+        run.stdout(),
+        run.stderr()
+    );
+    assert!(
+        !run.stderr().contains("timeless-preload"),
+        "the tracer complained:\n{}",
+        run.stderr()
+    );
+    for r in 0..run.nranks as usize {
+        assert!(
+            matches!(run.actions[r].first(), Some(Action::Init { .. })),
+            "rank {r} does not start with init"
+        );
+        assert_eq!(
+            run.actions[r].last(),
+            Some(&Action::Finalize),
+            "rank {r} does not end with finalize"
+        );
+    }
+}
+
+fn bytes(count: u64, dt: Option<Datatype>) -> u64 {
+    count
+        * u64::from(
+            dt.expect("the tracer always writes the datatype")
+                .size_bytes(),
+        )
+}
+
+/// Bytes sent and received per (src, dst) pair, from the point-to-point actions.
+/// Bytes per (src, dst) pair of world ranks.
+type PairBytes = BTreeMap<(u32, u32), u64>;
+
+fn p2p_bytes(run: &Run) -> (PairBytes, PairBytes) {
+    let (mut sent, mut recvd) = (BTreeMap::new(), BTreeMap::new());
+    for (r, acts) in run.actions.iter().enumerate() {
+        let me = r as u32;
+        for a in acts {
+            match a {
+                Action::Send { dst, count, dt, .. } => {
+                    *sent.entry((me, *dst)).or_insert(0) += bytes(*count, *dt)
+                }
+                Action::Recv {
+                    src,
+                    count: RecvCount::Count(c),
+                    dt,
+                    ..
+                } => *recvd.entry((*src, me)).or_insert(0) += bytes(*c, *dt),
+                Action::Recv { .. } => panic!("rank {r}: receive without a count: {a:?}"),
+                Action::SendRecv {
+                    send_count,
+                    dst,
+                    recv_count,
+                    src,
+                    send_dt,
+                    recv_dt,
+                } => {
+                    *sent.entry((me, *dst)).or_insert(0) += bytes(*send_count, *send_dt);
+                    *recvd.entry((*src, me)).or_insert(0) += bytes(*recv_count, *recv_dt);
+                }
+                _ => {}
+            }
+        }
+    }
+    (sent, recvd)
+}
+
+fn assert_pairs_match(run: &Run) {
+    let (sent, recvd) = p2p_bytes(run);
+    assert_eq!(sent, recvd, "bytes sent and received per (src, dst) differ");
+}
+
+/// Replays each rank's request store as SimGrid does: `wait`/`test` must name a request that
+/// was posted (or completed by an earlier `test`), and nothing may be left at the end except
+/// `leftover` requests per rank.
+fn assert_requests_balanced(run: &Run, leftover: usize) {
+    for (r, acts) in run.actions.iter().enumerate() {
+        let mut store: HashMap<(u32, u32, i32), usize> = HashMap::new();
+        let me = r as u32;
+        for a in acts {
+            match a {
+                Action::Send {
+                    dst,
+                    tag,
+                    blocking: false,
+                    ..
+                } => *store.entry((me, *dst, *tag)).or_default() += 1,
+                Action::Recv {
+                    src,
+                    tag,
+                    blocking: false,
+                    ..
+                } => *store.entry((*src, me, *tag)).or_default() += 1,
+                Action::Wait(RequestKey::Key { src, dst, tag }) => {
+                    let n = store.get_mut(&(*src, *dst, *tag));
+                    match n {
+                        Some(n) if *n > 0 => *n -= 1,
+                        _ => panic!("rank {r}: {a:?} without a pending request"),
+                    }
+                }
+                Action::Test(RequestKey::Key { src, dst, tag }) => {
+                    assert!(
+                        store.get(&(*src, *dst, *tag)).copied().unwrap_or(0) > 0,
+                        "rank {r}: {a:?} without a pending request"
+                    );
+                }
+                Action::WaitAll => store.clear(),
+                _ => {}
+            }
+        }
+        let left: usize = store.values().sum();
+        assert_eq!(left, leftover, "rank {r}: requests never waited: {store:?}");
+    }
+}
+
+/// Every rank performs the same world collectives in the same order.
+fn assert_collectives_agree(run: &Run) {
+    let coll = |acts: &Vec<Action>| -> Vec<&'static str> {
+        acts.iter()
+            .map(|a| a.keyword())
+            .filter(|k| {
+                matches!(
+                    *k,
+                    "barrier"
+                        | "bcast"
+                        | "reduce"
+                        | "allreduce"
+                        | "alltoall"
+                        | "alltoallv"
+                        | "gather"
+                        | "allgather"
+                        | "gatherv"
+                        | "allgatherv"
+                        | "scatter"
+                        | "scatterv"
+                        | "reducescatter"
+                        | "scan"
+                        | "exscan"
+                )
+            })
+            .collect()
+    };
+    let first = coll(&run.actions[0]);
+    for (r, acts) in run.actions.iter().enumerate() {
+        assert_eq!(
+            coll(acts),
+            first,
+            "rank {r} collectives differ from rank 0's"
+        );
+    }
+}
+
+/// Replays the trace with SimGrid 3.32's `smpirun -replay` on a 4-node cluster, if installed.
+fn assert_simgrid_replays(run: &Run) {
+    if Command::new("smpirun").arg("--version").output().is_err() {
+        eprintln!("smpirun not installed: SimGrid replay check skipped");
+        return;
+    }
+    let platform = run.dir.join("platform.xml");
+    std::fs::write(
+        &platform,
+        r#"<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <cluster id="c" prefix="n-" suffix="" radical="0-7" speed="1Gf" bw="125MBps" lat="50us"/>
+  </zone>
+</platform>
+"#,
+    )
+    .unwrap();
+    let hosts: String = (0..run.nranks).map(|r| format!("n-{r}\n")).collect();
+    std::fs::write(run.dir.join("hosts.txt"), hosts).unwrap();
+    let mut cmd = Command::new("smpirun");
+    cmd.current_dir(&run.dir)
+        .args(["-np", &run.nranks.to_string()])
+        .args([
+            "-platform",
+            "platform.xml",
+            "-hostfile",
+            "hosts.txt",
+            "-replay",
+            "trace-list.txt",
+        ])
+        .arg("--log=root.thres:warning");
+    let out = {
+        let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+        run_with_timeout(&mut cmd, Duration::from_secs(180))
+    };
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "smpirun -replay failed:\n{text}");
+    assert!(
+        !text.contains("unknown"),
+        "smpirun -replay rejected an action:\n{text}"
+    );
+}
+
+#[test]
+fn ring_traces_and_replays() {
+    let run = trace("ring", "ring", 4, &[], &[]);
+    assert_ok(&run);
+    assert!(run
+        .stdout()
+        .contains("ring: 4 rounds of 1000000 bytes on 4 ranks"));
+    for r in 0..4usize {
+        assert_eq!(run.count(r, "send"), 4, "rank {r}");
+        assert_eq!(run.count(r, "recv"), 4, "rank {r}");
+        let peer_of = |a: &Action| match a {
+            Action::Send { dst, count, dt, .. } => Some(("send", *dst, bytes(*count, *dt))),
+            Action::Recv {
+                src,
+                count: RecvCount::Count(c),
+                dt,
+                ..
+            } => Some(("recv", *src, bytes(*c, *dt))),
+            _ => None,
+        };
+        for (kind, peer, b) in run.actions[r].iter().filter_map(peer_of) {
+            let expected = if kind == "send" {
+                (r as u32 + 1) % 4
+            } else {
+                (r as u32 + 3) % 4
+            };
+            assert_eq!((peer, b), (expected, 1_000_000), "rank {r} {kind}");
+        }
+        // Each round's burst holds the program's 1 Mflop loop: several compute records, and
+        // at least one large one.
+        let flops: Vec<f64> = run.actions[r]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Compute { flops } => Some(*flops),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            flops.iter().filter(|&&f| f > 2e5).count() >= 4,
+            "rank {r} bursts: {flops:?}"
+        );
+    }
+    assert_pairs_match(&run);
+    let list = run.file("trace-list.txt");
+    assert_eq!(list, "rank-0.txt\nrank-1.txt\nrank-2.txt\nrank-3.txt\n");
+    let meta = run.file("trace-meta.json");
+    for key in [
+        "\"ranks\": 4",
+        "\"mpi_library\": \"Open MPI",
+        "\"acquisition_mode\"",
+        "\"reference_speed_flops_per_sec\"",
+        "\"per_event_secs_median\"",
+        "\"declared_resolution_secs\"",
+        "\"command_line\"",
+        "\"tracer\": \"timeless-preload",
+    ] {
+        assert!(meta.contains(key), "metadata lacks {key}:\n{meta}");
+    }
+    assert_simgrid_replays(&run);
+}
+
+#[test]
+fn stencil_nonblocking_exchange_with_derived_columns() {
+    let run = trace("stencil2d", "stencil2d", 4, &["32", "20"], &[]);
+    assert_ok(&run);
+    // 2 x 2 grid: every rank has one north/south and one east/west neighbour.
+    for r in 0..4usize {
+        assert_eq!(run.count(r, "isend"), 40, "rank {r}");
+        assert_eq!(run.count(r, "irecv"), 40, "rank {r}");
+        assert_eq!(run.count(r, "waitall"), 20, "rank {r}");
+        assert_eq!(run.count(r, "allreduce"), 2, "rank {r}");
+        // Rows are 32 MPI_DOUBLE; columns a derived vector type: 32 x 8 bytes as MPI_BYTE.
+        let column_bytes = run.actions[r].iter().any(|a| {
+            matches!(
+                a,
+                Action::Send {
+                    count: 256,
+                    dt: Some(Datatype::BYTE),
+                    blocking: false,
+                    ..
+                }
+            )
+        });
+        let rows = run.actions[r].iter().any(|a| {
+            matches!(
+                a,
+                Action::Send {
+                    count: 32,
+                    dt: Some(Datatype::DOUBLE),
+                    blocking: false,
+                    ..
+                }
+            )
+        });
+        assert!(
+            column_bytes && rows,
+            "rank {r}: {:?}",
+            &run.actions[r][..12]
+        );
+    }
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+    assert_collectives_agree(&run);
+    assert_simgrid_replays(&run);
+}
+
+#[test]
+fn wildcard_receives_record_the_real_source_and_tag() {
+    let run = trace("pi_mc", "pi_mc", 4, &["24", "20000"], &[]);
+    assert_ok(&run);
+    // Workers tag results 10 + rank: rank 0's receives must say who sent and with which tag.
+    let mut results = 0;
+    for a in &run.actions[0] {
+        if let Action::Recv { src, tag, .. } = a {
+            assert!((1..4).contains(src), "{a:?}");
+            assert_eq!(*tag, 10 + *src as i32, "{a:?}");
+            results += 1;
+        }
+    }
+    assert_eq!(results, 24, "one receive per chunk");
+    assert_eq!(
+        run.count(0, "irecv"),
+        23,
+        "all but the first result through MPI_Irecv"
+    );
+    assert_eq!(run.count(0, "wait"), 23);
+    assert!(
+        !run.lines[0].iter().any(|l| l.contains("never completed")),
+        "an irecv was left unresolved"
+    );
+    for r in 1..4usize {
+        let probes = run.lines[r]
+            .iter()
+            .filter(|l| l.starts_with("# probe 0 "))
+            .count();
+        assert_eq!(
+            probes,
+            run.count(r, "recv"),
+            "rank {r}: one probe per receive"
+        );
+    }
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+    assert_collectives_agree(&run);
+    assert_simgrid_replays(&run);
+}
+
+#[test]
+fn every_traced_call_of_the_coverage_program() {
+    let run = trace("coverage", "coverage", 4, &[], &[]);
+    assert_ok(&run);
+    for kw in [
+        "send",
+        "recv",
+        "isend",
+        "irecv",
+        "wait",
+        "waitall",
+        "test",
+        "sendRecv",
+        "barrier",
+        "bcast",
+        "reduce",
+        "allreduce",
+        "gather",
+        "gatherv",
+        "scatter",
+        "scatterv",
+        "allgather",
+        "allgatherv",
+        "alltoall",
+        "alltoallv",
+        "reducescatter",
+        "scan",
+        "exscan",
+        "comm_split",
+        "comm_dup",
+    ] {
+        for r in 0..4usize {
+            assert!(run.count(r, kw) > 0, "rank {r} has no {kw}");
+        }
+    }
+    let r0 = run.lines[0].join("\n");
+    // Derived datatype: 2 x MPI_Type_contiguous(3, MPI_INT) = 24 bytes.
+    assert!(r0.contains("0 bcast 24 0 6"), "{r0}");
+    // The duplicate of the world is the world; the even/odd split is a sub-communicator.
+    assert!(
+        r0.contains("# comm 2 = dup of comm 0: world ranks 0 1 2 3"),
+        "{r0}"
+    );
+    assert!(
+        r0.contains("# comm 1 = split of comm 0 color 0 key 0: world ranks 0 2"),
+        "{r0}"
+    );
+    assert!(r0.contains("# comm 1: 0 bcast 4 0 0"), "{r0}");
+    assert!(
+        r0.contains("# comm 3 = create from comm 0: world ranks 0"),
+        "{r0}"
+    );
+    assert!(
+        run.lines[1].join("\n").contains("1 isend 3 20 2 0"),
+        "sub-communicator p2p in world ranks"
+    );
+    // MPI_IN_PLACE at the gather root sends the root's block of the receive buffer.
+    assert_eq!(run.count(0, "gather"), 2);
+    // Sendrecv from MPI_ANY_SOURCE with tag 5: expanded with the real source.
+    assert!(r0.contains("0 irecv 3 5 6 1"), "{r0}");
+    assert_pairs_match(&run);
+    // The isend freed with MPI_Request_free stays in SimGrid's store (waited at the end).
+    assert_requests_balanced(&run, 1);
+    assert_collectives_agree(&run);
+    assert_simgrid_replays(&run);
+}
+
+#[test]
+fn fortran_calls_go_through_the_fortran_wrappers() {
+    let run = trace("fortran_mix", "fortran_mix", 4, &["3"], &[]);
+    assert_ok(&run);
+    assert!(run.stdout().contains("fortran_mix: done on 4 ranks"));
+    for r in 0..4usize {
+        for (kw, n) in [
+            ("send", 3),
+            ("recv", 3),
+            ("isend", 3 * 2 + 3),
+            ("irecv", 3 * 2 + 3),
+            ("waitall", 3),
+            ("bcast", 1),
+            ("reduce", 1),
+            ("allreduce", 1),
+            ("gather", 1),
+            ("alltoall", 1),
+            ("barrier", 1),
+            ("comm_split", 1),
+        ] {
+            assert_eq!(run.count(r, kw), n, "rank {r} {kw}");
+        }
+        // MPI_TEST loops until the message is there: one `test` per call, then one `wait`.
+        assert!(run.count(r, "test") >= 1, "rank {r}");
+        assert_eq!(
+            run.count(r, "wait"),
+            2 + 2 + 2,
+            "rank {r}: sendrecv, waitany x2, test + wait"
+        );
+        // MPI_DOUBLE_PRECISION is written as id 40 (MPI_REAL8), MPI_INTEGER as 47 (INTEGER4).
+        assert!(
+            run.lines[r].iter().any(|l| l.ends_with(" 100 40")),
+            "rank {r}"
+        );
+        assert!(
+            run.lines[r]
+                .iter()
+                .any(|l| l.contains("gather 1 1 0 47 47")),
+            "rank {r}"
+        );
+    }
+    // Ranks 1..3 receive from MPI_ANY_SOURCE with MPI_STATUS_IGNORE: the source is still real.
+    for r in 1..4u32 {
+        let recvs: Vec<u32> = run.actions[r as usize]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Recv {
+                    src,
+                    blocking: true,
+                    ..
+                } => Some(*src),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(recvs, vec![r - 1; 3], "rank {r}");
+    }
+    assert!(run.lines[0].join("\n").contains("# comm 1: 0 barrier"));
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+    assert_collectives_agree(&run);
+    assert_simgrid_replays(&run);
+}
+
+#[test]
+fn an_unwritable_trace_directory_disables_tracing_only() {
+    let run = trace(
+        "unwritable",
+        "ring",
+        2,
+        &["2", "1000", "1000"],
+        &[("TIMELESS_OUT", "/proc/none")],
+    );
+    assert!(run.out.status.success(), "{}", run.stderr());
+    assert!(run.stdout().contains("ring: 2 rounds"));
+    let err = run.stderr();
+    assert_eq!(
+        err.matches("tracing disabled").count(),
+        2,
+        "one message per rank:\n{err}"
+    );
+}
+
+#[test]
+fn a_panic_inside_the_tracer_never_reaches_the_program() {
+    let run = trace(
+        "panic",
+        "stencil2d",
+        4,
+        &["16", "10"],
+        &[("TIMELESS_INJECT_PANIC", "20")],
+    );
+    assert!(run.out.status.success(), "{}", run.stderr());
+    assert!(run.stdout().contains("stencil2d: iteration 10"));
+    let err = run.stderr();
+    assert_eq!(
+        err.matches("tracing disabled").count(),
+        4,
+        "one message per rank:\n{err}"
+    );
+    assert!(
+        !err.contains("panicked at"),
+        "the panic message leaked:\n{err}"
+    );
+    for r in 0..4usize {
+        let last = run.lines[r].last().cloned().unwrap_or_default();
+        assert!(
+            last.starts_with("# tracing stopped here"),
+            "rank {r} ends with '{last}'"
+        );
+        assert!(run.actions[r].len() < 20, "rank {r}");
+    }
+}
+
+#[test]
+fn mpi_abort_leaves_a_valid_trace() {
+    // pi_mc aborts on a single rank.
+    let run = trace("abort", "pi_mc", 1, &[], &[]);
+    assert!(!run.out.status.success());
+    let text = run.lines[0].join("\n");
+    assert!(text.contains("0 bcast 2 0 4"), "{text}");
+    assert!(text.ends_with("# MPI_Abort with error code 1"), "{text}");
+}
