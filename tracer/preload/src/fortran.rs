@@ -7,7 +7,7 @@
 //! original arguments. Handles are converted (`MPI_*_f2c`) only to record the call. The
 //! tracer does not link `libmpi_mpifh`: a C program never loads it, a Fortran one always does.
 
-use std::ffi::{c_void, CStr};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
@@ -96,9 +96,4 @@ impl Sentinels {
     pub fn is_statuses_ignore(&self, p: *const c_void) -> bool {
         self.statuses_ignore.contains(&(p as usize))
     }
-}
-
-/// Name of a symbol for messages.
-pub fn describe(name: &CStr) -> String {
-    name.to_string_lossy().into_owned()
 }

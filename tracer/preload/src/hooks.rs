@@ -210,7 +210,7 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
                 t.rec(format_args!("irecv {s} {g} {n} {id}"))?;
                 None
             }
-            _ => Some(t.hole()),
+            _ => Some(t.hole()?),
         };
         // SAFETY: the request output of a successful call.
         let r = unsafe { *req };

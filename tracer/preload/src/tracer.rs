@@ -300,8 +300,13 @@ impl Tracer {
         self.closed
     }
 
-    /// Appends `"<rank> <args>"`.
+    /// Appends `"<rank> <args>"`, after the compute burst that precedes it.
     pub fn rec(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        self.flush_compute()?;
+        self.action(args)
+    }
+
+    fn action(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
         self.records += 1;
         if self.settings.inject_panic_at == Some(self.records) {
             panic!(
@@ -320,15 +325,21 @@ impl Tracer {
         Ok(())
     }
 
-    /// Accounts the CPU time since the last exit as compute, written once it reaches the
-    /// minimum burst.
+    /// Accounts the CPU time since the tracer last returned to the program as compute. It is
+    /// written before the next action record, so calls that record nothing (a failed
+    /// `MPI_Iprobe` in a polling loop) do not split a burst.
     pub fn burst(&mut self, t_in: f64) -> Result<(), Fail> {
         self.pending_cpu += (t_in - self.last_exit).max(0.0);
+        Ok(())
+    }
+
+    /// Writes the pending compute if it reaches the minimum burst; shorter bursts carry over.
+    fn flush_compute(&mut self) -> Result<(), Fail> {
         if self.pending_cpu >= self.settings.min_burst_secs && self.pending_cpu > 0.0 {
             let flops = (self.pending_cpu * self.speed).round();
             self.pending_cpu = 0.0;
             if flops >= 1.0 {
-                self.rec(format_args!("compute {}", flops as u64))?;
+                self.action(format_args!("compute {}", flops as u64))?;
             }
         }
         Ok(())
@@ -540,10 +551,11 @@ impl Tracer {
         }
     }
 
-    /// Reserves the place of a wildcard `irecv` record.
-    pub fn hole(&mut self) -> HoleId {
+    /// Reserves the place of a wildcard `irecv` record, after the compute burst before it.
+    pub fn hole(&mut self) -> Result<HoleId, Fail> {
+        self.flush_compute()?;
         self.records += 1;
-        self.out.hole()
+        Ok(self.out.hole())
     }
 
     /// Number of records written or reserved so far.

@@ -516,6 +516,25 @@ fn wildcard_receives_record_the_real_source_and_tag() {
 }
 
 #[test]
+fn a_one_byte_buffer_writes_every_line_and_keeps_wildcard_holes_in_place() {
+    let run = trace(
+        "pi_mc_tiny_buffer",
+        "pi_mc",
+        3,
+        &["8", "1000"],
+        &[("TIMELESS_BUFFER_BYTES", "1")],
+    );
+    assert_ok(&run);
+    let results = run.actions[0]
+        .iter()
+        .filter(|a| matches!(a, Action::Recv { src: 1 | 2, .. }))
+        .count();
+    assert_eq!(results, 8);
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+}
+
+#[test]
 fn every_traced_call_of_the_coverage_program() {
     let run = trace("coverage", "coverage", 4, &[], &[]);
     assert_ok(&run);
