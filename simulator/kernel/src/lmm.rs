@@ -322,8 +322,7 @@ impl System {
                 }
             }
         }
-        // Deterministic processing order regardless of discovery order.
-        self.set.sort_unstable();
+        // Discovery order is deterministic (modified order, then breadth-first), so no sort.
     }
 
     /// Recomputes the values of every variable connected to a change. Cost: linear in the

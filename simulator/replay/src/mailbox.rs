@@ -4,7 +4,9 @@
 //! (source, tag) and vice versa, so messages between a pair with one tag arrive in send order.
 //! Replay has no wildcards, so the queues are keyed exactly and matching is O(1).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap as HashMap;
 
 /// A request slot index.
 pub type ReqId = u32;

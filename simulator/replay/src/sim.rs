@@ -6,7 +6,9 @@
 //! maestro loop (`EngineImpl::run`): actors run until they block on a simcall, then the models
 //! solve and advance.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use timeless_kernel::{ActivityId, Engine};
 use timeless_platform::{HostId, Platform};
@@ -86,7 +88,7 @@ impl<'p> Simulation<'p> {
             ranks,
             mail: Mailboxes::default(),
             owners: Vec::new(),
-            routes: HashMap::new(),
+            routes: HashMap::default(),
             route_list: Vec::new(),
             ready: VecDeque::new(),
             finished: 0,

@@ -10,7 +10,6 @@
 
 use nom::character::complete::{i64 as int64, u32 as uint32};
 use nom::combinator::all_consuming;
-use nom::number::complete::double;
 
 use crate::action::{Action, Rank, RecvCount, RequestKey};
 use crate::datatype::Datatype;
@@ -41,9 +40,37 @@ pub struct Record {
     pub action: Action,
 }
 
-/// Splits a line into fields the way SimGrid does (spaces and tabs).
+/// Splits a line into fields the way SimGrid does (runs of spaces and tabs; `\r` too, so CRLF
+/// files work). Scans bytes: the separators are ASCII, so every field is a valid `&str` slice.
 pub fn fields(line: &str) -> impl Iterator<Item = &str> {
-    line.split([' ', '\t', '\r']).filter(|t| !t.is_empty())
+    let bytes = line.as_bytes();
+    let mut pos = 0;
+    std::iter::from_fn(move || {
+        let is_sep = |b: u8| b == b' ' || b == b'\t' || b == b'\r' || b == b'\n';
+        while pos < bytes.len() && is_sep(bytes[pos]) {
+            pos += 1;
+        }
+        if pos == bytes.len() {
+            return None;
+        }
+        let start = pos;
+        while pos < bytes.len() && !is_sep(bytes[pos]) {
+            pos += 1;
+        }
+        Some(&line[start..pos])
+    })
+}
+
+/// A number as C's `strtod` reads a whole field (`1e6`, `2.5`, `-1`); `None` if the field is not
+/// a finite number. Digits-only fields, the common case, skip the general float parser.
+pub fn number(tok: &str) -> Option<f64> {
+    if !tok.is_empty() && tok.len() <= 15 && tok.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(
+            tok.bytes()
+                .fold(0u64, |acc, b| acc * 10 + u64::from(b - b'0')) as f64,
+        );
+    }
+    tok.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
 /// Decodes the rank field only (`3` or `p3`); used to skip other ranks' lines in a shared file
@@ -118,10 +145,9 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
 
     fn float(&mut self, what: &str) -> Result<f64, TraceErrorKind> {
         let tok = self.next_tok(what)?;
-        match all_consuming(double::<_, ()>)(tok) {
-            Ok((_, v)) if v.is_finite() => Ok(v),
-            _ => Err(self.malformed(format!("<{what}> must be a finite number, found '{tok}'"))),
-        }
+        number(tok).ok_or_else(|| {
+            self.malformed(format!("<{what}> must be a finite number, found '{tok}'"))
+        })
     }
 
     /// A non-negative volume (flops, seconds).
@@ -509,10 +535,8 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                 let src = self.rank("src_id")?;
                 let count = match self.opt_tok() {
                     None => RecvCount::FromSender,
-                    Some(tok) => match all_consuming(double::<_, ()>)(tok) {
-                        Ok((_, v)) if v.is_finite() && v >= 0.0 => {
-                            RecvCount::Count(v.trunc() as u64)
-                        }
+                    Some(tok) => match number(tok) {
+                        Some(v) if v >= 0.0 => RecvCount::Count(v.trunc() as u64),
                         _ => {
                             return Err(self.malformed(format!(
                                 "<volume> must be a number of bytes, found '{tok}'"
