@@ -87,6 +87,6 @@ macro_rules! manglings {
     };
 }
 
-manglings!(fortran_init(ierr) => mpi_init_ mpi_init__ MPI_INIT mpi_init);
+manglings!(fortran_init(ierr) => mpi_init_ mpi_init__ MPI_INIT mpi_init ompi_init_f);
 manglings!(fortran_init_thread(required, provided, ierr) =>
-    mpi_init_thread_ mpi_init_thread__ MPI_INIT_THREAD mpi_init_thread);
+    mpi_init_thread_ mpi_init_thread__ MPI_INIT_THREAD mpi_init_thread ompi_init_thread_f);

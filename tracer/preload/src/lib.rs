@@ -11,8 +11,9 @@
 //! * **One table** ([`table`]) lists every traced function with its arguments and record kind;
 //!   a macro generates the C entry point (`MPI_Send` → `PMPI_Send`) and the four Fortran
 //!   manglings (`mpi_send_`, `mpi_send__`, `MPI_SEND`, `mpi_send` → the library's
-//!   `pmpi_send_`). Open MPI's Fortran bindings call `PMPI_*` directly, so without the Fortran
-//!   wrappers a Fortran program would not be traced at all.
+//!   `pmpi_send_`), plus `ompi_send_f`, which Open MPI's `use mpi_f08` bindings call. Open
+//!   MPI's Fortran bindings call `PMPI_*` directly, so without the Fortran wrappers a Fortran
+//!   program would not be traced at all.
 //! * **Arguments** ([`args`]) know their C type (checked against `mpi.h` through `mpi-sys`) and
 //!   how a Fortran argument maps to it: handles through `MPI_*_f2c`, the Fortran
 //!   `MPI_IN_PLACE`/`MPI_BOTTOM` to the C ones, `MPI_STATUS(ES)_IGNORE` replaced by the

@@ -4,9 +4,10 @@
 //! (`args`), and its record kind (`hooks`). `mpi_functions!` turns each line into:
 //! * the C entry point `MPI_X`, which calls `PMPI_X` (declared by `mpi-sys` from the real
 //!   `mpi.h`, so a line that disagrees with the C binding does not compile);
-//! * the Fortran entry points `mpi_x_`, `mpi_x__`, `MPI_X` and `mpi_x`, which call the
-//!   library's `pmpi_x_` (found with `dlsym`) with the program's arguments, the C view of
-//!   which the hooks record;
+//! * the Fortran entry points `mpi_x_`, `mpi_x__`, `MPI_X` and `mpi_x` (`mpif.h`, `use mpi`),
+//!   and `ompi_x_f`, the implementation Open MPI's `use mpi_f08` bindings call, all of which
+//!   call the library's `pmpi_x_` (found with `dlsym`) with the program's arguments, the C
+//!   view of which the hooks record;
 //! * both going through `runtime` (re-entrancy guard, `catch_unwind`, burst clock), and both
 //!   returning exactly what the library returned (in `ierr` for Fortran).
 //!
@@ -124,6 +125,12 @@ macro_rules! mpi_functions {
                 }
                 #[no_mangle]
                 pub unsafe extern "C" fn [<mpi_ $name:lower>]( $( $arg: *mut c_void, )* ierr: *mut $crate::mpi::Fint ) {
+                    fortran( $($arg,)* ierr )
+                }
+                /// Open MPI's common Fortran implementation, which its `use mpi_f08` bindings
+                /// call by this name.
+                #[no_mangle]
+                pub unsafe extern "C" fn [<ompi_ $name:lower _f>]( $( $arg: *mut c_void, )* ierr: *mut $crate::mpi::Fint ) {
                     fortran( $($arg,)* ierr )
                 }
             }

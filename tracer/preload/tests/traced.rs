@@ -665,6 +665,25 @@ fn fortran_calls_go_through_the_fortran_wrappers() {
 }
 
 #[test]
+fn fortran_2008_bindings_are_traced_through_open_mpi_s_common_implementation() {
+    let run = trace("fortran_f08", "fortran_f08", 3, &[], &[]);
+    assert_ok(&run);
+    assert!(run.stdout().contains("fortran_f08: done on 3 ranks"));
+    for r in 0..3u32 {
+        let text = run.lines[r as usize].join("\n");
+        let (prev, next) = ((r + 2) % 3, (r + 1) % 3);
+        // The receive from MPI_ANY_SOURCE with MPI_STATUS_IGNORE still names its source.
+        assert!(text.contains(&format!("{r} recv {prev} 1 50 40")), "{text}");
+        assert!(text.contains(&format!("{r} send {next} 1 50 40")), "{text}");
+        assert_eq!(run.count(r as usize, "waitall"), 1);
+        assert!(text.contains(&format!("{r} allreduce 50 0 40")), "{text}");
+    }
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+    assert_simgrid_replays(&run);
+}
+
+#[test]
 fn an_unwritable_trace_directory_disables_tracing_only() {
     let run = trace(
         "unwritable",
