@@ -164,3 +164,76 @@ fn bad_timeline_extension_is_an_input_error() {
     assert_eq!(code, 2);
     assert!(err.contains("expected a .json or .csv"), "{err}");
 }
+
+/// With no TRACE argument, each rank reads the file its deployment `<argument>` names
+/// (relative to the deployment file).
+#[test]
+fn per_rank_traces_named_by_deployment_arguments() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let corpus = root().join("validation/corpus/01-fig1-ring");
+    let mut dep = String::from("<?xml version='1.0'?>\n<platform version=\"4.1\">\n");
+    for r in 0..4 {
+        std::fs::copy(
+            corpus.join(format!("rank{r}.txt")),
+            tmp.path().join(format!("r{r}.trace")),
+        )
+        .unwrap();
+        dep.push_str(&format!(
+            "  <actor host=\"mycluster-{r}.mysite.fr\" function=\"{r}\"><argument value=\"r{r}.trace\"/></actor>\n"
+        ));
+    }
+    dep.push_str("</platform>\n");
+    let dep_path = tmp.path().join("dep.xml");
+    std::fs::write(&dep_path, dep).unwrap();
+    let t = json_time(&[
+        "simulate",
+        "--platform",
+        "platforms/mycluster.xml",
+        "--deployment",
+        dep_path.to_str().unwrap(),
+    ]);
+    assert!((t - FIG1_SIMGRID).abs() < 1e-12, "{t}");
+}
+
+/// A host property `smpi/os` overrides the configuration for that host (SimGrid 3.32
+/// `smpi_host.cpp`): corpus case 13 (golden from SimGrid with `--cfg smpi/os:...`) with the same
+/// table given as a property of both hosts instead gives the same time.
+#[test]
+fn host_property_overrides_software_overhead() {
+    let case = root().join("validation/corpus/13-overhead-os");
+    let tmp = tempfile::tempdir().expect("tmp");
+    for f in ["hostfile", "traces.txt", "rank0.txt", "rank1.txt"] {
+        std::fs::copy(case.join(f), tmp.path().join(f)).unwrap();
+    }
+    let prop = r#"<prop id="smpi/os" value="0:1e-4:1e-8;10000:2e-4:5e-9"/>"#;
+    let platform = std::fs::read_to_string(case.join("platform.xml"))
+        .unwrap()
+        .replace(
+            r#"<host id="alpha" speed="1Gf"/>"#,
+            &format!(r#"<host id="alpha" speed="1Gf">{prop}</host>"#),
+        )
+        .replace(
+            r#"<host id="beta" speed="1Gf"/>"#,
+            &format!(r#"<host id="beta" speed="1Gf">{prop}</host>"#),
+        );
+    assert!(platform.contains("smpi/os"));
+    std::fs::write(tmp.path().join("platform.xml"), platform).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+        .current_dir(tmp.path())
+        .args([
+            "simulate",
+            "traces.txt",
+            "-p",
+            "platform.xml",
+            "--hostfile",
+            "hostfile",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = v["simulated_time"].as_f64().unwrap();
+    assert!(((t - 0.00484619988371) / t).abs() < 1e-6, "{t}");
+}

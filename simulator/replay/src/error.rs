@@ -83,6 +83,13 @@ pub enum ReplayError {
     /// An action refers to something that does not exist (a rank outside the world, ...).
     #[error("{at}: {what}")]
     Invalid { at: Location, what: String },
+    /// A host property of the platform (`smpi/os`, `smpi/or`, `smpi/ois`) does not parse.
+    #[error("host '{host}': property {key}: {why}")]
+    HostProperty {
+        host: String,
+        key: String,
+        why: String,
+    },
     /// No rank can progress.
     #[error("{}", render_deadlock(*time_secs, blocked))]
     Deadlock {

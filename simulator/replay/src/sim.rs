@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use timeless_kernel::{ActivityId, Engine};
+use timeless_kernel::{ActivityId, Engine, PiecewiseFactor};
 use timeless_platform::{HostId, Platform};
 use timeless_trace::{Action, RecvCount, RequestKey, TraceSource};
 
@@ -46,6 +46,9 @@ pub struct Simulation<'p> {
     owners: Vec<Owner>,
     routes: HashMap<(u32, u32), u32>,
     route_list: Vec<Route>,
+    /// Per-host software overheads: the config's `smpi/os`, `smpi/or`, `smpi/ois`, or the
+    /// host's property of the same name, which overrides it (SimGrid 3.32 `smpi_host.cpp`).
+    overheads: Vec<[PiecewiseFactor; 3]>,
     ready: VecDeque<u32>,
     finished: usize,
     ops: Vec<Op>,
@@ -75,6 +78,20 @@ impl<'p> Simulation<'p> {
         for host in platform.hosts() {
             engine.add_cpu(host.speed_flops_per_sec, host.cores);
         }
+        let mut overheads = Vec::with_capacity(platform.hosts().len());
+        for (i, host) in platform.hosts().iter().enumerate() {
+            let mut o = [cfg.os.clone(), cfg.or.clone(), cfg.ois.clone()];
+            for (k, key) in ["smpi/os", "smpi/or", "smpi/ois"].iter().enumerate() {
+                if let Some(v) = platform.host_prop(HostId(i as u32), key) {
+                    o[k] = PiecewiseFactor::parse(v, 1).map_err(|e| ReplayError::HostProperty {
+                        host: host.name.clone(),
+                        key: (*key).to_string(),
+                        why: e.to_string(),
+                    })?;
+                }
+            }
+            overheads.push(o);
+        }
         let n = placement.len() as u32;
         let mut ranks = Vec::with_capacity(placement.len());
         for (r, h) in placement.iter().enumerate() {
@@ -89,6 +106,7 @@ impl<'p> Simulation<'p> {
             mail: Mailboxes::default(),
             owners: Vec::new(),
             routes: HashMap::default(),
+            overheads,
             route_list: Vec::new(),
             ready: VecDeque::new(),
             finished: 0,
@@ -397,12 +415,11 @@ impl<'p> Simulation<'p> {
     /// Queues a send step, preceded by its software overhead (`smpi/ois` for every isend,
     /// `smpi/os` for a blocking detached send; reference §4.3).
     fn push_send(&mut self, r: u32, peer: u32, tag: i32, bytes: u64, dest: Dest) {
+        let [os, _, ois] = &self.overheads[self.ranks[r as usize].host as usize];
         let overhead = match dest {
-            Dest::Block if bytes < self.cfg.detached_thresh_bytes => {
-                self.cfg.os.overhead_secs(bytes as f64)
-            }
+            Dest::Block if bytes < self.cfg.detached_thresh_bytes => os.overhead_secs(bytes as f64),
             Dest::Block => 0.0,
-            Dest::Store | Dest::Group => self.cfg.ois.overhead_secs(bytes as f64),
+            Dest::Store | Dest::Group => ois.overhead_secs(bytes as f64),
         };
         let st = &mut self.ranks[r as usize];
         if overhead > 0.0 {
@@ -595,8 +612,9 @@ impl<'p> Simulation<'p> {
     /// `smpi/or` owed for a completed receive whose sender was detached.
     fn recv_overhead(&self, q: ReqId) -> f64 {
         let req = &self.mail.reqs[q as usize];
-        if !req.is_send && req.sender_detached && !self.cfg.or.is_zero() {
-            self.cfg.or.overhead_secs(req.sender_bytes as f64)
+        let or = &self.overheads[self.ranks[req.owner as usize].host as usize][1];
+        if !req.is_send && req.sender_detached && !or.is_zero() {
+            or.overhead_secs(req.sender_bytes as f64)
         } else {
             0.0
         }
