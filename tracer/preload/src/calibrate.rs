@@ -6,7 +6,7 @@
 //! CPU clock: a burst of `t` CPU seconds is recorded as `t × speed` flops, so replaying it on a
 //! host of that speed takes `t` again. `TIMELESS_REF_SPEED` (flop/s) replaces the measurement.
 
-use crate::clock::{monotonic_secs, thread_cpu_secs};
+use crate::clock::thread_cpu_secs;
 use crate::mpi::{daxpy_kernel, KERNEL_FLOPS_PER_REP};
 
 /// Where the reference speed came from.
@@ -70,14 +70,15 @@ fn timed(reps: i64) -> f64 {
     thread_cpu_secs() - t0
 }
 
-/// Mean wall-clock seconds of `iters` runs of `event` (the tracer's work for one record).
+/// Mean thread CPU seconds of `iters` runs of `event` (the tracer's work for one record). CPU
+/// time, not wall time: a rank sharing its core with others is not charged for waiting.
 pub fn per_event_secs(iters: u32, mut event: impl FnMut(u32)) -> f64 {
     event(0); // warm-up: first allocation, page faults
-    let t0 = monotonic_secs();
+    let t0 = thread_cpu_secs();
     for i in 0..iters {
         event(i);
     }
-    (monotonic_secs() - t0) / f64::from(iters.max(1))
+    (thread_cpu_secs() - t0) / f64::from(iters.max(1))
 }
 
 /// Median of a non-empty slice (mean of the two middle values for an even length).

@@ -1,5 +1,5 @@
-//! Clocks: the calling thread's CPU time (compute bursts) and the monotonic wall clock
-//! (overhead measurement), both in seconds.
+//! The calling thread's CPU clock, in seconds: compute bursts, calibration and the tracer's
+//! overhead are all measured with it.
 
 fn read(clock: libc::clockid_t) -> f64 {
     let mut ts = libc::timespec {
@@ -14,11 +14,6 @@ fn read(clock: libc::clockid_t) -> f64 {
 /// CPU time consumed by the calling thread (`CLOCK_THREAD_CPUTIME_ID`), in seconds.
 pub fn thread_cpu_secs() -> f64 {
     read(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-/// Monotonic wall-clock time, in seconds.
-pub fn monotonic_secs() -> f64 {
-    read(libc::CLOCK_MONOTONIC)
 }
 
 /// Resolution the kernel declares for `CLOCK_THREAD_CPUTIME_ID` (`clock_getres`), in seconds.

@@ -203,7 +203,7 @@ fn library_version() -> (String, String) {
     (lib, format!("{major}.{minor}"))
 }
 
-/// Mean wall-clock cost of the tracer's work for one record, measured on a synthetic event:
+/// Mean CPU cost of the tracer's work for one record, measured on a synthetic event:
 /// two thread-CPU clock reads, a lock, a datatype lookup and formatting one record.
 fn measure_overhead(rank: u32, size: u32) -> f64 {
     use std::fmt::Write as _;
@@ -314,7 +314,7 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
             Json::Obj(vec![
                 ("per_event_secs_median", Json::Num(median(&overheads))),
                 ("per_rank_per_event_secs", per_rank(|i| i.overhead_secs)),
-                ("method", Json::str("wall time of a synthetic record (clock reads, lock, lookup, formatting), mean of 2000")),
+                ("method", Json::str("thread CPU time of a synthetic record (two clock reads, lock, lookup, formatting), mean of 2000")),
             ]),
         ),
         (
