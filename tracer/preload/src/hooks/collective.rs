@@ -1,0 +1,497 @@
+//! Collectives, blocking and nonblocking.
+
+use super::*;
+
+/// Declares a collective kind whose record is written by `$write` from the blocking form's
+/// arguments; the nonblocking form (same arguments plus a request) also tracks its request.
+macro_rules! collective {
+    ($(#[$doc:meta])* $kind:ident => $write:ident ( $($a:ident : $t:ty),* )) => {
+        $(#[$doc])*
+        pub struct $kind;
+        impl Hook<($($t,)*)> for $kind {
+            type Stash = ();
+            fn pre(_: &mut Tracer, _: &($($t,)*)) -> Result<(), Fail> {
+                Ok(())
+            }
+            fn post(t: &mut Tracer, &($($a,)*): &($($t,)*), _: (), ret: c_int) -> Result<(), Fail> {
+                if failed(t, ret)? {
+                    return Ok(());
+                }
+                $write(t, $($a),*)
+            }
+        }
+        impl Hook<($($t,)* Req,)> for $kind {
+            type Stash = ();
+            fn pre(_: &mut Tracer, _: &($($t,)* Req,)) -> Result<(), Fail> {
+                Ok(())
+            }
+            fn post(t: &mut Tracer, &($($a,)* req,): &($($t,)* Req,), _: (), ret: c_int) -> Result<(), Fail> {
+                if failed(t, ret)? {
+                    return Ok(());
+                }
+                $write(t, $($a),*)?;
+                // SAFETY: the request output of a successful call.
+                t.track(unsafe { *req }, Pending::Collective);
+                Ok(())
+            }
+        }
+    };
+}
+
+/// Collective on an intercommunicator: not recorded yet, noted.
+fn inter(t: &mut Tracer, comm: MPI_Comm, what: &str) -> Result<bool, Fail> {
+    let info = t.comms.get(comm)?;
+    if info.is_inter {
+        let id = info.id;
+        t.note(format_args!(
+            "comm {id}: {what} on an intercommunicator, not recorded"
+        ))?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+collective!(
+    /// `barrier`, `ibarrier`.
+    Barrier => barrier(comm: MPI_Comm)
+);
+fn barrier(t: &mut Tracer, comm: MPI_Comm) -> Result<(), Fail> {
+    if inter(t, comm, "barrier")? {
+        return Ok(());
+    }
+    t.coll(comm, format_args!("barrier"))
+}
+
+collective!(
+    /// `bcast`, `ibcast`.
+    Bcast => bcast(b: RB, count: c_int, dt: Dt, root: c_int, comm: MPI_Comm)
+);
+fn bcast(
+    t: &mut Tracer,
+    _: RB,
+    count: c_int,
+    dt: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "bcast")? {
+        return Ok(());
+    }
+    let (n, id) = t.volume(count, dt)?;
+    let r = t.root(comm, root)?;
+    t.coll(comm, format_args!("bcast {n} {r} {id}"))
+}
+
+collective!(
+    /// `reduce`, `ireduce`.
+    Reduce => reduce(s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, root: c_int, comm: MPI_Comm)
+);
+#[allow(clippy::too_many_arguments)]
+fn reduce(
+    t: &mut Tracer,
+    _: SB,
+    _: RB,
+    count: c_int,
+    dt: Dt,
+    _: MPI_Op,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "reduce")? {
+        return Ok(());
+    }
+    let (n, id) = t.volume(count, dt)?;
+    let r = t.root(comm, root)?;
+    t.coll(comm, format_args!("reduce {n} 0 {r} {id}"))
+}
+
+/// Writes `<keyword> count 0 dt` (allreduce, scan, exscan).
+fn reduction(
+    t: &mut Tracer,
+    keyword: &str,
+    count: c_int,
+    dt: Dt,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, keyword)? {
+        return Ok(());
+    }
+    let (n, id) = t.volume(count, dt)?;
+    t.coll(comm, format_args!("{keyword} {n} 0 {id}"))
+}
+
+collective!(
+    /// `allreduce`, `iallreduce`.
+    AllReduce => allreduce(s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, comm: MPI_Comm)
+);
+fn allreduce(
+    t: &mut Tracer,
+    _: SB,
+    _: RB,
+    count: c_int,
+    dt: Dt,
+    _: MPI_Op,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    reduction(t, "allreduce", count, dt, comm)
+}
+
+collective!(
+    /// `scan`, `iscan`.
+    Scan => scan(s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, comm: MPI_Comm)
+);
+fn scan(
+    t: &mut Tracer,
+    _: SB,
+    _: RB,
+    count: c_int,
+    dt: Dt,
+    _: MPI_Op,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    reduction(t, "scan", count, dt, comm)
+}
+
+collective!(
+    /// `exscan`, `iexscan`.
+    ExScan => exscan(s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, comm: MPI_Comm)
+);
+fn exscan(
+    t: &mut Tracer,
+    _: SB,
+    _: RB,
+    count: c_int,
+    dt: Dt,
+    _: MPI_Op,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    reduction(t, "exscan", count, dt, comm)
+}
+
+collective!(
+    /// `reduce_scatter_block`, `ireduce_scatter_block`: equal counts.
+    ReduceScatterBlock => reduce_scatter_block(s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, comm: MPI_Comm)
+);
+fn reduce_scatter_block(
+    t: &mut Tracer,
+    _: SB,
+    _: RB,
+    count: c_int,
+    dt: Dt,
+    _: MPI_Op,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "reduce_scatter_block")? {
+        return Ok(());
+    }
+    let (n, id) = t.volume(count, dt)?;
+    let counts = vec![n; t.comm_size(comm)?];
+    t.coll(
+        comm,
+        format_args!("reducescatter {} 0 {id}", Counts(&counts)),
+    )
+}
+
+collective!(
+    /// `reduce_scatter`, `ireduce_scatter`.
+    ReduceScatter => reduce_scatter(s: SB, r: RB, counts: Ints, dt: Dt, op: MPI_Op, comm: MPI_Comm)
+);
+fn reduce_scatter(
+    t: &mut Tracer,
+    _: SB,
+    _: RB,
+    counts: Ints,
+    dt: Dt,
+    _: MPI_Op,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "reduce_scatter")? {
+        return Ok(());
+    }
+    let n = t.comm_size(comm)?;
+    let (c, id) = t.volumes(ints(counts, n), n, dt)?;
+    t.coll(comm, format_args!("reducescatter {} 0 {id}", Counts(&c)))
+}
+
+collective!(
+    /// `gather`, `igather`.
+    Gather => gather(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, root: c_int, comm: MPI_Comm)
+);
+/// Receive arguments count at the root only (elsewhere the send ones are written twice);
+/// `MPI_IN_PLACE` at the root sends the root's block of the receive buffer.
+#[allow(clippy::too_many_arguments)]
+fn gather(
+    t: &mut Tracer,
+    sbuf: SB,
+    sc: c_int,
+    sdt: Dt,
+    _: RB,
+    rc: c_int,
+    rdt: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "gather")? {
+        return Ok(());
+    }
+    let is_root = t.local_rank(comm)? == root;
+    let (s, sid) = if is_root && in_place(sbuf) {
+        t.volume(rc, rdt)?
+    } else {
+        t.volume(sc, sdt)?
+    };
+    let (r, rid) = if is_root {
+        t.volume(rc, rdt)?
+    } else {
+        (s, sid)
+    };
+    let w = t.root(comm, root)?;
+    t.coll(comm, format_args!("gather {s} {r} {w} {sid} {rid}"))
+}
+
+collective!(
+    /// `gatherv`, `igatherv`.
+    GatherV => gatherv(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rcs: Ints, displs: Ints, rdt: Dt, root: c_int, comm: MPI_Comm)
+);
+/// The counts are the root's (zeros elsewhere).
+#[allow(clippy::too_many_arguments)]
+fn gatherv(
+    t: &mut Tracer,
+    sbuf: SB,
+    sc: c_int,
+    sdt: Dt,
+    _: RB,
+    rcs: Ints,
+    _: Ints,
+    rdt: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "gatherv")? {
+        return Ok(());
+    }
+    let me = t.local_rank(comm)?;
+    let n = t.comm_size(comm)?;
+    let (s, sid, r, rid) = if me == root {
+        let (r, rid) = t.volumes(ints(rcs, n), n, rdt)?;
+        let (s, sid) = if in_place(sbuf) {
+            (r[me as usize], rid)
+        } else {
+            t.volume(sc, sdt)?
+        };
+        (s, sid, r, rid)
+    } else {
+        let (s, sid) = t.volume(sc, sdt)?;
+        (s, sid, vec![0; n], sid)
+    };
+    let w = t.root(comm, root)?;
+    t.coll(
+        comm,
+        format_args!("gatherv {s} {} {w} {sid} {rid}", Counts(&r)),
+    )
+}
+
+collective!(
+    /// `scatter`, `iscatter`.
+    Scatter => scatter(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, root: c_int, comm: MPI_Comm)
+);
+/// Send arguments count at the root only (elsewhere the receive ones are written twice);
+/// `MPI_IN_PLACE` at the root keeps the root's block in the send buffer.
+#[allow(clippy::too_many_arguments)]
+fn scatter(
+    t: &mut Tracer,
+    _: SB,
+    sc: c_int,
+    sdt: Dt,
+    rbuf: RB,
+    rc: c_int,
+    rdt: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "scatter")? {
+        return Ok(());
+    }
+    let is_root = t.local_rank(comm)? == root;
+    let (r, rid) = if is_root && in_place(rbuf) {
+        t.volume(sc, sdt)?
+    } else {
+        t.volume(rc, rdt)?
+    };
+    let (s, sid) = if is_root {
+        t.volume(sc, sdt)?
+    } else {
+        (r, rid)
+    };
+    let w = t.root(comm, root)?;
+    t.coll(comm, format_args!("scatter {s} {r} {w} {sid} {rid}"))
+}
+
+collective!(
+    /// `scatterv`, `iscatterv`.
+    ScatterV => scatterv(sbuf: SB, scs: Ints, displs: Ints, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, root: c_int, comm: MPI_Comm)
+);
+/// The counts are the root's (zeros elsewhere).
+#[allow(clippy::too_many_arguments)]
+fn scatterv(
+    t: &mut Tracer,
+    _: SB,
+    scs: Ints,
+    _: Ints,
+    sdt: Dt,
+    rbuf: RB,
+    rc: c_int,
+    rdt: Dt,
+    root: c_int,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "scatterv")? {
+        return Ok(());
+    }
+    let me = t.local_rank(comm)?;
+    let n = t.comm_size(comm)?;
+    let (s, sid, r, rid) = if me == root {
+        let (s, sid) = t.volumes(ints(scs, n), n, sdt)?;
+        let (r, rid) = if in_place(rbuf) {
+            (s[me as usize], sid)
+        } else {
+            t.volume(rc, rdt)?
+        };
+        (s, sid, r, rid)
+    } else {
+        let (r, rid) = t.volume(rc, rdt)?;
+        (vec![0; n], rid, r, rid)
+    };
+    let w = t.root(comm, root)?;
+    t.coll(
+        comm,
+        format_args!("scatterv {} {r} {w} {sid} {rid}", Counts(&s)),
+    )
+}
+
+collective!(
+    /// `allgather`, `iallgather`.
+    AllGather => allgather(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, comm: MPI_Comm)
+);
+#[allow(clippy::too_many_arguments)]
+fn allgather(
+    t: &mut Tracer,
+    sbuf: SB,
+    sc: c_int,
+    sdt: Dt,
+    _: RB,
+    rc: c_int,
+    rdt: Dt,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "allgather")? {
+        return Ok(());
+    }
+    let (r, rid) = t.volume(rc, rdt)?;
+    let (s, sid) = if in_place(sbuf) {
+        (r, rid)
+    } else {
+        t.volume(sc, sdt)?
+    };
+    t.coll(comm, format_args!("allgather {s} {r} {sid} {rid}"))
+}
+
+collective!(
+    /// `allgatherv`, `iallgatherv`.
+    AllGatherV => allgatherv(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rcs: Ints, displs: Ints, rdt: Dt, comm: MPI_Comm)
+);
+/// Displacements are not written: they do not affect timing.
+#[allow(clippy::too_many_arguments)]
+fn allgatherv(
+    t: &mut Tracer,
+    sbuf: SB,
+    sc: c_int,
+    sdt: Dt,
+    _: RB,
+    rcs: Ints,
+    _: Ints,
+    rdt: Dt,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "allgatherv")? {
+        return Ok(());
+    }
+    let me = t.local_rank(comm)? as usize;
+    let n = t.comm_size(comm)?;
+    let (r, rid) = t.volumes(ints(rcs, n), n, rdt)?;
+    let (s, sid) = if in_place(sbuf) {
+        (r[me], rid)
+    } else {
+        t.volume(sc, sdt)?
+    };
+    t.coll(
+        comm,
+        format_args!("allgatherv {s} {} {sid} {rid}", Counts(&r)),
+    )
+}
+
+collective!(
+    /// `alltoall`, `ialltoall`.
+    AllToAll => alltoall(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, comm: MPI_Comm)
+);
+#[allow(clippy::too_many_arguments)]
+fn alltoall(
+    t: &mut Tracer,
+    sbuf: SB,
+    sc: c_int,
+    sdt: Dt,
+    _: RB,
+    rc: c_int,
+    rdt: Dt,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "alltoall")? {
+        return Ok(());
+    }
+    let (r, rid) = t.volume(rc, rdt)?;
+    let (s, sid) = if in_place(sbuf) {
+        (r, rid)
+    } else {
+        t.volume(sc, sdt)?
+    };
+    t.coll(comm, format_args!("alltoall {s} {r} {sid} {rid}"))
+}
+
+collective!(
+    /// `alltoallv`, `ialltoallv`.
+    AllToAllV => alltoallv(sbuf: SB, scs: Ints, sd: Ints, sdt: Dt, rbuf: RB, rcs: Ints, rd: Ints, rdt: Dt, comm: MPI_Comm)
+);
+/// Buffer sizes are the sums of the counts.
+#[allow(clippy::too_many_arguments)]
+fn alltoallv(
+    t: &mut Tracer,
+    sbuf: SB,
+    scs: Ints,
+    _: Ints,
+    sdt: Dt,
+    _: RB,
+    rcs: Ints,
+    _: Ints,
+    rdt: Dt,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    if inter(t, comm, "alltoallv")? {
+        return Ok(());
+    }
+    let n = t.comm_size(comm)?;
+    let (r, rid) = t.volumes(ints(rcs, n), n, rdt)?;
+    let (s, sid) = if in_place(sbuf) {
+        (r.clone(), rid)
+    } else {
+        t.volumes(ints(scs, n), n, sdt)?
+    };
+    let (ss, rs): (u64, u64) = (s.iter().sum(), r.iter().sum());
+    t.coll(
+        comm,
+        format_args!(
+            "alltoallv {ss} {} {rs} {} {sid} {rid}",
+            Counts(&s),
+            Counts(&r)
+        ),
+    )
+}

@@ -1,0 +1,28 @@
+//! End of the run: `MPI_Finalize`, `MPI_Abort`.
+
+use super::*;
+
+/// `finalize`: the last record; the trace is closed before the library shuts down.
+pub struct Finalize;
+impl Hook<()> for Finalize {
+    type Stash = ();
+    fn pre(t: &mut Tracer, _: &()) -> Result<(), Fail> {
+        t.rec(format_args!("finalize"))?;
+        t.close("")
+    }
+    fn post(_: &mut Tracer, _: &(), _: (), _: c_int) -> Result<(), Fail> {
+        Ok(())
+    }
+}
+
+/// `abort`: everything recorded is written before the library kills the job.
+pub struct Abort;
+impl Hook<(MPI_Comm, c_int)> for Abort {
+    type Stash = ();
+    fn pre(t: &mut Tracer, &(_, code): &(MPI_Comm, c_int)) -> Result<(), Fail> {
+        t.close(&format!("# MPI_Abort with error code {code}"))
+    }
+    fn post(_: &mut Tracer, _: &(MPI_Comm, c_int), _: (), _: c_int) -> Result<(), Fail> {
+        Ok(())
+    }
+}

@@ -1,0 +1,94 @@
+//! Record kinds: what each traced MPI call writes, in SimGrid 3.32's TI format.
+//!
+//! A kind implements [`Hook`] for the C argument tuple of every function the table maps to it
+//! (the blocking and nonblocking forms of a collective share one kind). `pre` runs before the
+//! library call and keeps what the call destroys (request handles); `post` writes the records
+//! once the call succeeded. A failed call (non-`MPI_SUCCESS` return) records a comment only.
+//!
+//! Mapping to SimGrid 3.32 actions (reference §2), where the program's call has none:
+//! * `ssend`/`rsend`/`bsend` → `send`; `issend`/`irsend`/`ibsend` → `isend`.
+//! * `sendrecv` → `sendRecv` when both tags are 0 (SimGrid's action uses tag 0); otherwise
+//!   `isend`, `irecv`, `wait`, `wait` with the real tags. With an `MPI_PROC_NULL` side, the
+//!   other side alone as `send` or `recv`.
+//! * `test` → `test src dst tag`; on success also `wait src dst tag`, so the replay completes the
+//!   request where the program saw it complete.
+//! * `waitall`/`testall` → `waitall` when they complete every pending point-to-point request of
+//!   the rank (SimGrid waits for all stored requests), one `wait` per request otherwise;
+//!   `waitany`/`waitsome`/`testany`/`testsome` → one `wait` per completed request.
+//! * `probe`/`iprobe` → a comment (the following receive carries the size).
+//! * nonblocking collectives → the blocking action, recorded when posted; their completion
+//!   records nothing.
+//! * reductions carry 0 flops (their arithmetic is inside MPI, excluded from bursts).
+//! * collectives on a communicator other than the world (or a duplicate of it) → a comment
+//!   naming the communicator; point-to-point on such a communicator → world ranks, preceded by
+//!   a `# comm <id>` comment.
+
+use std::ffi::{c_int, c_void};
+
+use crate::mpi::{
+    self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Op, MPI_Request, MPI_Status,
+};
+use crate::runtime::Hook;
+use crate::tracer::{Counts, Fail, Pending, Tracer, WaitKey};
+
+mod collective;
+mod comm;
+mod completion;
+mod end;
+mod p2p;
+
+pub use collective::*;
+pub use comm::*;
+pub use completion::*;
+pub use end::*;
+pub use p2p::*;
+
+type SB = *const c_void;
+type RB = *mut c_void;
+type Dt = MPI_Datatype;
+type Req = *mut MPI_Request;
+type St = *mut MPI_Status;
+type Ints = *const c_int;
+
+fn in_place<T>(buf: *const T) -> bool {
+    std::ptr::eq(buf as *const c_void, mpi::in_place())
+}
+
+/// The `n` counts of a significant count array (`None` for a null pointer).
+fn ints<'a>(p: Ints, n: usize) -> Option<&'a [c_int]> {
+    // SAFETY: a significant count array of a successful call has one entry per rank of the
+    // communicator.
+    (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+fn failed(t: &mut Tracer, ret: c_int) -> Result<bool, Fail> {
+    if ret == mpi::SUCCESS {
+        Ok(false)
+    } else {
+        t.note(format_args!(
+            "an MPI call failed with error {ret}: not recorded"
+        ))?;
+        Ok(true)
+    }
+}
+
+/// Reads a status the wrapper guarantees to be real storage (never `MPI_STATUS_IGNORE`).
+fn status<'a>(p: *mut MPI_Status) -> &'a MPI_Status {
+    // SAFETY: the `Status`/`Statuses` argument kinds substitute the ignore sentinels.
+    unsafe { &*p }
+}
+
+fn wait_rec(t: &mut Tracer, k: WaitKey) -> Result<(), Fail> {
+    t.rec(format_args!("wait {} {} {}", k.0, k.1, k.2))
+}
+
+fn read_reqs(count: c_int, reqs: Req) -> Vec<u64> {
+    if reqs.is_null() || count <= 0 {
+        return Vec::new();
+    }
+    // SAFETY: an array of `count` requests, read before the call completes them.
+    unsafe { std::slice::from_raw_parts(reqs, count as usize) }
+        .iter()
+        .map(|&r| handle_key(r))
+        .collect()
+}
