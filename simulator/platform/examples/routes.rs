@@ -23,13 +23,18 @@ fn main() {
     for notice in platform.notices() {
         eprintln!("notice: {notice}");
     }
-    let mut hosts: Vec<_> = (0..platform.hosts().len() as u32).map(timeless_platform::HostId).collect();
+    let mut hosts: Vec<_> = (0..platform.hosts().len() as u32)
+        .map(timeless_platform::HostId)
+        .collect();
     hosts.sort_by(|a, b| platform.host(*a).name.cmp(&platform.host(*b).name));
     for &h in &hosts {
         let host = platform.host(h);
         let mut props = host.props.clone();
         props.sort();
-        print!("HOST {} speed={:?} cores={}", host.name, host.speed_flops_per_sec, host.cores);
+        print!(
+            "HOST {} speed={:?} cores={}",
+            host.name, host.speed_flops_per_sec, host.cores
+        );
         for (k, v) in props {
             print!(" {k}={v}");
         }
@@ -55,9 +60,17 @@ fn main() {
             }
             match platform.route_or_empty(s, d) {
                 Ok(r) => {
-                    let names: Vec<&str> = r.links.iter().map(|l| platform.link(*l).name.as_str()).collect();
+                    let names: Vec<&str> = r
+                        .links
+                        .iter()
+                        .map(|l| platform.link(*l).name.as_str())
+                        .collect();
                     let sep = if names.is_empty() { "" } else { " " };
-                    println!("ROUTE {sn} -> {dn} | {:?} |{sep}{}", r.latency_secs, names.join(","));
+                    println!(
+                        "ROUTE {sn} -> {dn} | {:?} |{sep}{}",
+                        r.latency_secs,
+                        names.join(",")
+                    );
                 }
                 Err(e) => println!("ROUTE {sn} -> {dn} | ERROR {e}"),
             }

@@ -178,7 +178,8 @@ impl Builder {
             return Err(loc.duplicate("host", &host.name));
         }
         let id = HostId(self.p.hosts.len() as u32);
-        let np = self.register_netpoint(&host.name, NetPointKind::Host(id), Some(zone), loc, "host")?;
+        let np =
+            self.register_netpoint(&host.name, NetPointKind::Host(id), Some(zone), loc, "host")?;
         self.p.host_by_name.insert(host.name.clone(), id);
         self.p.hosts.push(host);
         self.p.host_netpoints.push(np);
@@ -506,10 +507,7 @@ impl Builder {
         loc: &Loc,
     ) -> Result<(), PlatformError> {
         let label = |np: NpId, gw: Option<NpId>| match gw {
-            Some(g) => format!(
-                "{}@{}",
-                self.p.netpoints[np].name, self.p.netpoints[g].name
-            ),
+            Some(g) => format!("{}@{}", self.p.netpoints[np].name, self.p.netpoints[g].name),
             None => self.p.netpoints[np].name.clone(),
         };
         let (src_label, dst_label) = (

@@ -158,14 +158,24 @@ pub(crate) fn explode_radicals(text: &str) -> Result<Vec<i32>, String> {
 
 impl Builder {
     /// `sg_platf_new_tag_cluster`.
-    pub(crate) fn new_cluster(&mut self, args: ClusterArgs, loc: &Loc) -> Result<(), PlatformError> {
+    pub(crate) fn new_cluster(
+        &mut self,
+        args: ClusterArgs,
+        loc: &Loc,
+    ) -> Result<(), PlatformError> {
         match args.topology {
             Topology::Flat => self.cluster_flat(args, loc),
             _ => self.cluster_hierarchical(args, loc),
         }
     }
 
-    fn cluster_host(&mut self, zone: ZoneId, args: &ClusterArgs, name: String, loc: &Loc) -> Result<NpId, PlatformError> {
+    fn cluster_host(
+        &mut self,
+        zone: ZoneId,
+        args: &ClusterArgs,
+        name: String,
+        loc: &Loc,
+    ) -> Result<NpId, PlatformError> {
         let host = Host {
             name,
             speed_flops_per_sec: args.speeds[0],
@@ -191,7 +201,12 @@ impl Builder {
             None
         };
         for &r in &args.radicals {
-            let np = self.cluster_host(zone, &args, format!("{}{r}{}", args.prefix, args.suffix), loc)?;
+            let np = self.cluster_host(
+                zone,
+                &args,
+                format!("{}{r}{}", args.prefix, args.suffix),
+                loc,
+            )?;
             let vertex = self.p.netpoints[np].vertex;
             let link_id = format!("{}_link_{r}", args.id);
             if args.loopback_bw > 0.0 || args.loopback_lat > 0.0 {
@@ -251,7 +266,8 @@ impl Builder {
         };
         let router = self.create_router(zone, &router_name, loc)?;
         let vertex = self.p.netpoints[router].vertex;
-        self.star(zone).set_up(vertex, Vec::new(), Some(Vec::new()), None);
+        self.star(zone)
+            .set_up(vertex, Vec::new(), Some(Vec::new()), None);
         Ok(())
     }
 
@@ -287,7 +303,12 @@ impl Builder {
                 args.radicals.len()
             )));
         };
-        let np = self.cluster_host(zone, args, format!("{}{radical}{}", args.prefix, args.suffix), loc)?;
+        let np = self.cluster_host(
+            zone,
+            args,
+            format!("{}{radical}{}", args.prefix, args.suffix),
+            loc,
+        )?;
         let vertex = self.p.netpoints[np].vertex;
         let mut loopback = None;
         if args.loopback_bw > 0.0 || args.loopback_lat > 0.0 {
@@ -318,7 +339,12 @@ impl Builder {
     }
 
     /// `sg_platf_cluster_create_limiter`: `<id>_link_<index>_limiter`.
-    fn create_limiter(&mut self, args: &ClusterArgs, index: i64, loc: &Loc) -> Result<LinkId, PlatformError> {
+    fn create_limiter(
+        &mut self,
+        args: &ClusterArgs,
+        index: i64,
+        loc: &Loc,
+    ) -> Result<LinkId, PlatformError> {
         self.create_link(
             &format!("{}_link_{index}_limiter", args.id),
             args.limiter_link,
@@ -338,11 +364,32 @@ impl Builder {
         loc: &Loc,
     ) -> Result<(LinkId, LinkId), PlatformError> {
         if args.sharing == ClusterSharing::SplitDuplex {
-            let up = self.create_link(&format!("{name}_UP"), bandwidth, args.lat, SharingPolicy::Shared, Vec::new(), loc)?;
-            let down = self.create_link(&format!("{name}_DOWN"), bandwidth, args.lat, SharingPolicy::Shared, Vec::new(), loc)?;
+            let up = self.create_link(
+                &format!("{name}_UP"),
+                bandwidth,
+                args.lat,
+                SharingPolicy::Shared,
+                Vec::new(),
+                loc,
+            )?;
+            let down = self.create_link(
+                &format!("{name}_DOWN"),
+                bandwidth,
+                args.lat,
+                SharingPolicy::Shared,
+                Vec::new(),
+                loc,
+            )?;
             Ok((up, down))
         } else {
-            let link = self.create_link(name, bandwidth, args.lat, SharingPolicy::Shared, Vec::new(), loc)?;
+            let link = self.create_link(
+                name,
+                bandwidth,
+                args.lat,
+                SharingPolicy::Shared,
+                Vec::new(),
+                loc,
+            )?;
             Ok((link, link))
         }
     }
@@ -389,7 +436,9 @@ impl Builder {
                 )?;
                 for i in 0..total {
                     let (vertex, _, _) = self.fill_leaf(zone, &args, i, loc)?;
-                    let position = self.cluster_base(zone).node_pos_with_loopback_limiter(vertex);
+                    let position = self
+                        .cluster_base(zone)
+                        .node_pos_with_loopback_limiter(vertex);
                     // TorusZone::create_torus_links
                     let mut dim_product = 1usize;
                     for (j, &d) in dims.iter().enumerate() {
@@ -400,7 +449,8 @@ impl Builder {
                         };
                         let name = format!("{}_link_from_{vertex}_to_{neighbour}", args.id);
                         let pair = self.cable(&args, &name, args.bw, loc)?;
-                        self.cluster_base(zone).add_private_link_at(position + j, pair);
+                        self.cluster_base(zone)
+                            .add_private_link_at(position + j, pair);
                         dim_product *= d;
                     }
                 }
@@ -488,12 +538,18 @@ impl Builder {
                             .map(Some)
                             .map_err(|e| e.to_string())
                     };
-                    let mut make_link = |name: String, mult: usize| -> Result<(LinkId, LinkId), String> {
-                        this.borrow_mut()
-                            .cable(&args, &name, args.bw * mult as f64, loc)
-                            .map_err(|e| e.to_string())
-                    };
-                    routing.build_upper_levels(&mut limiter_for, has_limiter, &mut make_link, &mut uid)
+                    let mut make_link =
+                        |name: String, mult: usize| -> Result<(LinkId, LinkId), String> {
+                            this.borrow_mut()
+                                .cable(&args, &name, args.bw * mult as f64, loc)
+                                .map_err(|e| e.to_string())
+                        };
+                    routing.build_upper_levels(
+                        &mut limiter_for,
+                        has_limiter,
+                        &mut make_link,
+                        &mut uid,
+                    )
                 };
                 self.dragonfly_uid = uid;
                 self.p.zones[zone].routing = Routing::Dragonfly(routing);
@@ -503,7 +559,12 @@ impl Builder {
         Ok(())
     }
 
-    fn check_cable_characteristics(&self, args: &ClusterArgs, kind: &str, loc: &Loc) -> Result<(), PlatformError> {
+    fn check_cable_characteristics(
+        &self,
+        args: &ClusterArgs,
+        kind: &str,
+        loc: &Loc,
+    ) -> Result<(), PlatformError> {
         if args.bw <= 0.0 {
             return Err(loc.invalid(format!(
                 "cluster '{}': {kind}: incorrect bandwidth for internode communication, bw={}",
@@ -564,9 +625,10 @@ impl Builder {
                 )));
             }
             let find = |name: &str| self.p.link_by_name.get(name).copied();
-            let up = find(&hl.up).ok_or_else(|| hl.loc.unknown("link", &hl.up, " (host_link up)"))?;
-            let down =
-                find(&hl.down).ok_or_else(|| hl.loc.unknown("link", &hl.down, " (host_link down)"))?;
+            let up =
+                find(&hl.up).ok_or_else(|| hl.loc.unknown("link", &hl.up, " (host_link up)"))?;
+            let down = find(&hl.down)
+                .ok_or_else(|| hl.loc.unknown("link", &hl.down, " (host_link down)"))?;
             self.set_hostlink(zone, np, up, down, backbone);
         }
         for cab in &record.cabinets {
@@ -579,8 +641,22 @@ impl Builder {
                     props: Vec::new(),
                 };
                 let (_, np) = self.create_host(zone, host, &cab.loc)?;
-                let up = self.create_link(&format!("link_{name}_UP"), cab.bw, cab.lat, SharingPolicy::Shared, Vec::new(), &cab.loc)?;
-                let down = self.create_link(&format!("link_{name}_DOWN"), cab.bw, cab.lat, SharingPolicy::Shared, Vec::new(), &cab.loc)?;
+                let up = self.create_link(
+                    &format!("link_{name}_UP"),
+                    cab.bw,
+                    cab.lat,
+                    SharingPolicy::Shared,
+                    Vec::new(),
+                    &cab.loc,
+                )?;
+                let down = self.create_link(
+                    &format!("link_{name}_DOWN"),
+                    cab.bw,
+                    cab.lat,
+                    SharingPolicy::Shared,
+                    Vec::new(),
+                    &cab.loc,
+                )?;
                 self.set_hostlink(zone, np, up, down, backbone);
             }
         }
@@ -588,7 +664,14 @@ impl Builder {
     }
 
     /// `sg_platf_cluster_set_hostlink`.
-    fn set_hostlink(&mut self, zone: ZoneId, np: NpId, up: LinkId, down: LinkId, backbone: Option<LinkId>) {
+    fn set_hostlink(
+        &mut self,
+        zone: ZoneId,
+        np: NpId,
+        up: LinkId,
+        down: LinkId,
+        backbone: Option<LinkId>,
+    ) {
         let vertex = self.p.netpoints[np].vertex;
         let star = self.star(zone);
         match backbone {

@@ -86,16 +86,21 @@ fn check_attrs(el: &Element, allowed: &[&str], origin: &str) -> Result<(), Platf
 }
 
 fn required<'a>(el: &'a Element, name: &str, origin: &str) -> Result<&'a str, PlatformError> {
-    el.attr(name).ok_or_else(|| PlatformError::MissingAttribute {
-        path: origin.to_string(),
-        line: el.line,
-        element: el.name.clone(),
-        attribute: name.to_string(),
-    })
+    el.attr(name)
+        .ok_or_else(|| PlatformError::MissingAttribute {
+            path: origin.to_string(),
+            line: el.line,
+            element: el.name.clone(),
+            attribute: name.to_string(),
+        })
 }
 
 /// Reads a deployment from XML text; `origin` names it in messages.
-pub fn from_xml(text: &str, origin: &str, platform: &Platform) -> Result<Deployment, PlatformError> {
+pub fn from_xml(
+    text: &str,
+    origin: &str,
+    platform: &Platform,
+) -> Result<Deployment, PlatformError> {
     let root = xml::parse_document(text, origin)?;
     if root.name != "platform" {
         return Err(PlatformError::UnexpectedElement {
@@ -163,13 +168,15 @@ pub fn from_xml(text: &str, origin: &str, platform: &Platform) -> Result<Deploym
                 });
             }
         }
-        let host = platform.host_by_name(host_name).ok_or_else(|| PlatformError::UnknownName {
-            path: origin.to_string(),
-            line: el.line,
-            kind: "host".to_string(),
-            name: host_name.to_string(),
-            context: format!(" (cannot create actor '{function}')"),
-        })?;
+        let host = platform
+            .host_by_name(host_name)
+            .ok_or_else(|| PlatformError::UnknownName {
+                path: origin.to_string(),
+                line: el.line,
+                kind: "host".to_string(),
+                name: host_name.to_string(),
+                context: format!(" (cannot create actor '{function}')"),
+            })?;
         let mut args = Vec::new();
         for child in &el.children {
             match child.name.as_str() {

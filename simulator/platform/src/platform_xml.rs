@@ -56,7 +56,9 @@ pub(crate) fn stoi(text: &str) -> Option<i64> {
     let start = i;
     let mut value: i64 = 0;
     while i < bytes.len() && bytes[i].is_ascii_digit() {
-        value = value.checked_mul(10)?.checked_add((bytes[i] - b'0') as i64)?;
+        value = value
+            .checked_mul(10)?
+            .checked_add((bytes[i] - b'0') as i64)?;
         if value > i32::MAX as i64 + 1 {
             return None;
         }
@@ -88,9 +90,15 @@ impl Walker {
     }
 
     /// Checks that `el` only has attributes from `allowed` (plus `power` etc. in v3 files).
-    fn check_attrs(&self, el: &Element, allowed: &[&str], v3_extra: &[&str]) -> Result<(), PlatformError> {
+    fn check_attrs(
+        &self,
+        el: &Element,
+        allowed: &[&str],
+        v3_extra: &[&str],
+    ) -> Result<(), PlatformError> {
         for (key, _) in &el.attrs {
-            let ok = allowed.contains(&key.as_str()) || (self.v3 && v3_extra.contains(&key.as_str()));
+            let ok =
+                allowed.contains(&key.as_str()) || (self.v3 && v3_extra.contains(&key.as_str()));
             if !ok {
                 let mut expected = attr_list(allowed);
                 if self.v3 && !v3_extra.is_empty() {
@@ -110,15 +118,22 @@ impl Walker {
     }
 
     fn req<'a>(&self, el: &'a Element, name: &str) -> Result<&'a str, PlatformError> {
-        el.attr(name).ok_or_else(|| PlatformError::MissingAttribute {
-            path: self.b.path.clone(),
-            line: el.line,
-            element: el.name.clone(),
-            attribute: name.to_string(),
-        })
+        el.attr(name)
+            .ok_or_else(|| PlatformError::MissingAttribute {
+                path: self.b.path.clone(),
+                line: el.line,
+                element: el.name.clone(),
+                attribute: name.to_string(),
+            })
     }
 
-    fn bad_value(&self, el: &Element, attribute: &str, value: &str, expected: &str) -> PlatformError {
+    fn bad_value(
+        &self,
+        el: &Element,
+        attribute: &str,
+        value: &str,
+        expected: &str,
+    ) -> PlatformError {
         PlatformError::BadValue {
             path: self.b.path.clone(),
             line: el.line,
@@ -135,20 +150,28 @@ impl Walker {
             (Some(s), None) => Ok(s),
             (None, Some(p)) if self.v3 => {
                 let loc = self.loc(el);
-                self.b
-                    .notice(&loc, format!("<{}>: 'power' read as 'speed' (version 3 syntax)", el.name));
+                self.b.notice(
+                    &loc,
+                    format!("<{}>: 'power' read as 'speed' (version 3 syntax)", el.name),
+                );
                 Ok(p)
             }
-            (Some(_), Some(_)) if self.v3 => Err(self.b.loc(el.line).invalid(format!(
-                "<{}> has both 'speed' and 'power'",
-                el.name
-            ))),
+            (Some(_), Some(_)) if self.v3 => Err(self
+                .b
+                .loc(el.line)
+                .invalid(format!("<{}> has both 'speed' and 'power'", el.name))),
             _ => self.req(el, "speed"),
         }
     }
 
     /// Parses a quantity with SimGrid's unit tables (`xbt_parse_get_*`).
-    fn quantity(&mut self, kind: UnitKind, text: &str, what: String, line: u32) -> Result<f64, PlatformError> {
+    fn quantity(
+        &mut self,
+        kind: UnitKind,
+        text: &str,
+        what: String,
+        line: u32,
+    ) -> Result<f64, PlatformError> {
         let loc = self.b.loc(line);
         match units::parse_value(kind, text) {
             Ok(q) => {
@@ -204,7 +227,10 @@ impl Walker {
                     let loc = self.loc(el);
                     self.b.notice(
                         &loc,
-                        format!("<{} {name}=\"{v}\">: profiles are ignored by timeless", el.name),
+                        format!(
+                            "<{} {name}=\"{v}\">: profiles are ignored by timeless",
+                            el.name
+                        ),
                     );
                 }
             }
@@ -246,8 +272,17 @@ impl Walker {
 
     fn platform(&mut self, root: &Element) -> Result<(), PlatformError> {
         const CHILDREN: &[&str] = &[
-            "config", "random", "cluster", "cabinet", "peer", "zone", "AS", "trace",
-            "trace_connect", "actor", "process",
+            "config",
+            "random",
+            "cluster",
+            "cabinet",
+            "peer",
+            "zone",
+            "AS",
+            "trace",
+            "trace_connect",
+            "actor",
+            "process",
         ];
         let mut actors = 0usize;
         for child in &root.children {
@@ -333,9 +368,24 @@ impl Walker {
 
     fn zone_children(&mut self, el: &Element, zone: usize) -> Result<(), PlatformError> {
         const CHILDREN: &[&str] = &[
-            "prop", "zone", "AS", "cluster", "host", "router", "link", "backbone", "cabinet",
-            "host_link", "trace", "trace_connect", "route", "zoneRoute", "ASroute", "bypassRoute",
-            "bypassZoneRoute", "bypassASroute",
+            "prop",
+            "zone",
+            "AS",
+            "cluster",
+            "host",
+            "router",
+            "link",
+            "backbone",
+            "cabinet",
+            "host_link",
+            "trace",
+            "trace_connect",
+            "route",
+            "zoneRoute",
+            "ASroute",
+            "bypassRoute",
+            "bypassZoneRoute",
+            "bypassASroute",
         ];
         // Which alternative of the DTD's content model this zone follows.
         let mut subzone_side: Option<&Element> = None;
@@ -345,11 +395,18 @@ impl Walker {
             let name = child.name.as_str();
             let is_route = matches!(
                 name,
-                "route" | "zoneRoute" | "ASroute" | "bypassRoute" | "bypassZoneRoute" | "bypassASroute"
+                "route"
+                    | "zoneRoute"
+                    | "ASroute"
+                    | "bypassRoute"
+                    | "bypassZoneRoute"
+                    | "bypassASroute"
             );
             match name {
-                "zone" | "AS" | "cluster" | "peer" | "zoneRoute" | "ASroute" | "bypassZoneRoute"
-                | "bypassASroute" => subzone_side = subzone_side.or(Some(child)),
+                "zone" | "AS" | "cluster" | "peer" | "zoneRoute" | "ASroute"
+                | "bypassZoneRoute" | "bypassASroute" => {
+                    subzone_side = subzone_side.or(Some(child))
+                }
                 "host" | "router" | "host_link" | "route" | "bypassRoute" | "storage"
                 | "storage_type" => leaf_side = leaf_side.or(Some(child)),
                 "cabinet" if el.name == "zone" => leaf_side = leaf_side.or(Some(child)),
@@ -422,7 +479,13 @@ impl Walker {
         self.check_attrs(
             el,
             &[
-                "id", "speed", "core", "pstate", "speed_file", "availability_file", "state_file",
+                "id",
+                "speed",
+                "core",
+                "pstate",
+                "speed_file",
+                "availability_file",
+                "state_file",
                 "coordinates",
             ],
             &["power", "availability", "state"],
@@ -482,8 +545,18 @@ impl Walker {
         let id = el.attr("id").unwrap_or("/").to_string();
         let read = self.req(el, "read_bw")?;
         let write = self.req(el, "write_bw")?;
-        self.quantity(UnitKind::Bandwidth, read, format!("read_bw of disk {id}"), el.line)?;
-        self.quantity(UnitKind::Bandwidth, write, format!("write_bw of disk {id}"), el.line)?;
+        self.quantity(
+            UnitKind::Bandwidth,
+            read,
+            format!("read_bw of disk {id}"),
+            el.line,
+        )?;
+        self.quantity(
+            UnitKind::Bandwidth,
+            write,
+            format!("write_bw of disk {id}"),
+            el.line,
+        )?;
         for child in &el.children {
             if child.name != "prop" {
                 return Err(self.unexpected(child, el, &["prop"]));
@@ -497,7 +570,12 @@ impl Walker {
         self.check_attrs(
             el,
             &[
-                "id", "bandwidth", "bandwidth_file", "latency", "latency_file", "state_file",
+                "id",
+                "bandwidth",
+                "bandwidth_file",
+                "latency",
+                "latency_file",
+                "state_file",
                 "sharing_policy",
             ],
             &["state"],
@@ -508,10 +586,22 @@ impl Walker {
         // xbt_parse_get_bandwidths: split on ';' and ',' (wifi links have several).
         let bandwidths = bw_text
             .split([';', ','])
-            .map(|t| self.quantity(UnitKind::Bandwidth, t, format!("bandwidth of link {id}"), el.line))
+            .map(|t| {
+                self.quantity(
+                    UnitKind::Bandwidth,
+                    t,
+                    format!("bandwidth of link {id}"),
+                    el.line,
+                )
+            })
             .collect::<Result<Vec<f64>, _>>()?;
         let latency = match el.attr("latency") {
-            Some(text) => self.quantity(UnitKind::Time, text, format!("latency of link {id}"), el.line)?,
+            Some(text) => self.quantity(
+                UnitKind::Time,
+                text,
+                format!("latency of link {id}"),
+                el.line,
+            )?,
             None => {
                 self.b.notice(
                     &loc,
@@ -526,10 +616,8 @@ impl Walker {
             "FATPIPE" => false,
             "SPLITDUPLEX" => true,
             "FULLDUPLEX" => {
-                self.b.notice(
-                    &loc,
-                    "FULLDUPLEX is deprecated; it means SPLITDUPLEX",
-                );
+                self.b
+                    .notice(&loc, "FULLDUPLEX is deprecated; it means SPLITDUPLEX");
                 true
             }
             "WIFI" => return Err(loc.unsupported(format!("WIFI link {id}"))),
@@ -550,8 +638,10 @@ impl Walker {
         }
         self.ignored_file_attrs(el, &["bandwidth_file", "latency_file", "state_file"]);
         if let Some(v) = el.attr("state") {
-            self.b
-                .notice(&loc, format!("<link state=\"{v}\"> (version 3 syntax) is ignored"));
+            self.b.notice(
+                &loc,
+                format!("<link state=\"{v}\"> (version 3 syntax) is ignored"),
+            );
         }
         for child in &el.children {
             if child.name != "prop" {
@@ -579,8 +669,18 @@ impl Walker {
         let id = self.req(el, "id")?.to_string();
         let bw_text = self.req(el, "bandwidth")?;
         let lat_text = self.req(el, "latency")?;
-        let bw = self.quantity(UnitKind::Bandwidth, bw_text, format!("bandwidth of backbone {id}"), el.line)?;
-        let lat = self.quantity(UnitKind::Time, lat_text, format!("latency of backbone {id}"), el.line)?;
+        let bw = self.quantity(
+            UnitKind::Bandwidth,
+            bw_text,
+            format!("bandwidth of backbone {id}"),
+            el.line,
+        )?;
+        let lat = self.quantity(
+            UnitKind::Time,
+            lat_text,
+            format!("latency of backbone {id}"),
+            el.line,
+        )?;
         self.b.zone_cluster.backbone = Some(BackboneArgs {
             id,
             bw,
@@ -603,10 +703,26 @@ impl Walker {
         let speed_text = self.speed_attr(el)?;
         let bw_text = self.req(el, "bw")?;
         let lat_text = self.req(el, "lat")?;
-        let speed = self.quantity(UnitKind::Speed, speed_text, format!("speed of cabinet {id}"), el.line)?;
-        let bw = self.quantity(UnitKind::Bandwidth, bw_text, format!("bw of cabinet {id}"), el.line)?;
-        let lat = self.quantity(UnitKind::Time, lat_text, format!("lat of cabinet {id}"), el.line)?;
-        let radicals = explode_radicals(radical).map_err(|m| self.bad_value(el, "radical", radical, &m))?;
+        let speed = self.quantity(
+            UnitKind::Speed,
+            speed_text,
+            format!("speed of cabinet {id}"),
+            el.line,
+        )?;
+        let bw = self.quantity(
+            UnitKind::Bandwidth,
+            bw_text,
+            format!("bw of cabinet {id}"),
+            el.line,
+        )?;
+        let lat = self.quantity(
+            UnitKind::Time,
+            lat_text,
+            format!("lat of cabinet {id}"),
+            el.line,
+        )?;
+        let radicals =
+            explode_radicals(radical).map_err(|m| self.bad_value(el, "radical", radical, &m))?;
         self.b.zone_cluster.cabinets.push(CabinetArgs {
             prefix,
             suffix,
@@ -623,9 +739,24 @@ impl Walker {
         self.check_attrs(
             el,
             &[
-                "id", "prefix", "suffix", "radical", "speed", "core", "bw", "lat",
-                "sharing_policy", "topology", "topo_parameters", "bb_bw", "bb_lat",
-                "bb_sharing_policy", "router_id", "limiter_link", "loopback_bw", "loopback_lat",
+                "id",
+                "prefix",
+                "suffix",
+                "radical",
+                "speed",
+                "core",
+                "bw",
+                "lat",
+                "sharing_policy",
+                "topology",
+                "topo_parameters",
+                "bb_bw",
+                "bb_lat",
+                "bb_sharing_policy",
+                "router_id",
+                "limiter_link",
+                "loopback_bw",
+                "loopback_lat",
             ],
             &["power", "availability_file", "state_file"],
         )?;
@@ -639,7 +770,8 @@ impl Walker {
         let prefix = self.req(el, "prefix")?.to_string();
         let suffix = self.req(el, "suffix")?.to_string();
         let radical = self.req(el, "radical")?;
-        let radicals = explode_radicals(radical).map_err(|m| self.bad_value(el, "radical", radical, &m))?;
+        let radicals =
+            explode_radicals(radical).map_err(|m| self.bad_value(el, "radical", radical, &m))?;
         let speed_text = self.speed_attr(el)?;
         let speeds = self.speeds(speed_text, format!("speed of cluster {id}"), el.line)?;
         let cores = self.int_attr(el, "core", "1")?;
@@ -649,9 +781,19 @@ impl Walker {
             )));
         }
         let bw_text = self.req(el, "bw")?;
-        let bw = self.quantity(UnitKind::Bandwidth, bw_text, format!("bw of cluster {id}"), el.line)?;
+        let bw = self.quantity(
+            UnitKind::Bandwidth,
+            bw_text,
+            format!("bw of cluster {id}"),
+            el.line,
+        )?;
         let lat_text = self.req(el, "lat")?;
-        let lat = self.quantity(UnitKind::Time, lat_text, format!("lat of cluster {id}"), el.line)?;
+        let lat = self.quantity(
+            UnitKind::Time,
+            lat_text,
+            format!("lat of cluster {id}"),
+            el.line,
+        )?;
         let optional = |w: &mut Self, name: &str, kind: UnitKind| -> Result<f64, PlatformError> {
             match el.attr(name) {
                 Some(text) if !text.is_empty() => {
@@ -674,7 +816,12 @@ impl Walker {
             "FAT_TREE" => Topology::FatTree,
             "DRAGONFLY" => Topology::Dragonfly,
             other => {
-                return Err(self.bad_value(el, "topology", other, "FLAT, TORUS, FAT_TREE or DRAGONFLY"))
+                return Err(self.bad_value(
+                    el,
+                    "topology",
+                    other,
+                    "FLAT, TORUS, FAT_TREE or DRAGONFLY",
+                ))
             }
         };
         let sharing = match el.attr("sharing_policy").unwrap_or("SPLITDUPLEX") {
@@ -706,7 +853,9 @@ impl Walker {
         let bb_policy = match el.attr("bb_sharing_policy").unwrap_or("SHARED") {
             "SHARED" => SharingPolicy::Shared,
             "FATPIPE" => SharingPolicy::FatPipe,
-            other => return Err(self.bad_value(el, "bb_sharing_policy", other, "SHARED or FATPIPE")),
+            other => {
+                return Err(self.bad_value(el, "bb_sharing_policy", other, "SHARED or FATPIPE"))
+            }
         };
         self.ignored_file_attrs(el, &["availability_file", "state_file"]);
         let args = ClusterArgs {
@@ -741,12 +890,21 @@ impl Walker {
             self.b.loc(el.line).unknown(
                 "node",
                 name,
-                &format!(" ({} {attr}=; a node is a host, a router or a zone)", el.name),
+                &format!(
+                    " ({} {attr}=; a node is a host, a router or a zone)",
+                    el.name
+                ),
             )
         })
     }
 
-    fn route(&mut self, el: &Element, zone: usize, with_gateways: bool, bypass: bool) -> Result<(), PlatformError> {
+    fn route(
+        &mut self,
+        el: &Element,
+        zone: usize,
+        with_gateways: bool,
+        bypass: bool,
+    ) -> Result<(), PlatformError> {
         let mut allowed = vec!["src", "dst"];
         if with_gateways {
             allowed.extend(["gw_src", "gw_dst"]);
@@ -758,14 +916,19 @@ impl Walker {
         let src = self.netpoint_attr(el, "src")?;
         let dst = self.netpoint_attr(el, "dst")?;
         let gateways = if with_gateways {
-            Some((self.netpoint_attr(el, "gw_src")?, self.netpoint_attr(el, "gw_dst")?))
+            Some((
+                self.netpoint_attr(el, "gw_src")?,
+                self.netpoint_attr(el, "gw_dst")?,
+            ))
         } else {
             None
         };
         let symmetrical = match el.attr("symmetrical") {
             None | Some("YES") | Some("yes") => true,
             Some("NO") | Some("no") => false,
-            Some(other) => return Err(self.bad_value(el, "symmetrical", other, "YES, NO, yes or no")),
+            Some(other) => {
+                return Err(self.bad_value(el, "symmetrical", other, "YES, NO, yes or no"))
+            }
         };
         let mut list: Vec<LinkInRoute> = Vec::new();
         for child in &el.children {
@@ -778,13 +941,16 @@ impl Walker {
                 None | Some("NONE") => None,
                 Some("UP") => Some(true),
                 Some("DOWN") => Some(false),
-                Some(other) => return Err(self.bad_value(child, "direction", other, "UP, DOWN or NONE")),
+                Some(other) => {
+                    return Err(self.bad_value(child, "direction", other, "UP, DOWN or NONE"))
+                }
             };
             list.push(self.b.link_ctn(id, direction, &self.b.loc(child.line))?);
         }
         let loc = self.loc(el);
         if bypass {
-            self.b.add_bypass_route(zone, src, dst, gateways, &list, &loc)
+            self.b
+                .add_bypass_route(zone, src, dst, gateways, &list, &loc)
         } else {
             self.b
                 .add_route(zone, src, dst, gateways, &list, symmetrical, &loc)
@@ -825,7 +991,12 @@ pub(crate) fn parse_platform(
     let version_text = root.attr("version").unwrap_or("0.0");
     let loc = walker.b.loc(root.line);
     let version = version_hundredths(version_text).ok_or_else(|| {
-        walker.bad_value(&root, "version", version_text, "a version number such as 4.1")
+        walker.bad_value(
+            &root,
+            "version",
+            version_text,
+            "a version number such as 4.1",
+        )
     })?;
     if version > 410 {
         return Err(PlatformError::VersionTooNew {

@@ -149,7 +149,9 @@ fn build_table(generators: &[(&str, f64, Prefixes)]) -> Vec<(String, f64)> {
             Prefixes::Decimal => (1000.0, ["k", "M", "G", "T", "P", "E", "Z", "Y"]),
             Prefixes::SpelledDecimal => (
                 1000.0,
-                ["kilo", "mega", "giga", "tera", "peta", "exa", "zeta", "yotta"],
+                [
+                    "kilo", "mega", "giga", "tera", "peta", "exa", "zeta", "yotta",
+                ],
             ),
             Prefixes::Binary => (1024.0, ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi"]),
         };

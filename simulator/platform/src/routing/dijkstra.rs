@@ -87,7 +87,13 @@ impl DijkstraRouting {
     }
 
     /// `DijkstraZone::new_edge`.
-    fn new_edge(&mut self, src: usize, dst: usize, route: LocalRoute, label: String) -> Result<(), String> {
+    fn new_edge(
+        &mut self,
+        src: usize,
+        dst: usize,
+        route: LocalRoute,
+        label: String,
+    ) -> Result<(), String> {
         let s = self.node(src);
         let d = self.node(dst);
         if self.edge(s, d).is_some() {

@@ -160,10 +160,7 @@ impl DragonflyRouting {
         let lpl = self.links_per_link;
         for i in 0..self.routers.len() {
             for j in (0..lpl * p.nodes).step_by(lpl) {
-                let name = format!(
-                    "local_link_from_router_{i}_to_node_{}_{unique_id}",
-                    j / lpl
-                );
+                let name = format!("local_link_from_router_{i}_to_node_{}_{unique_id}", j / lpl);
                 let (up, down) = make_link(name, 1)?;
                 self.routers[i].my_nodes[j] = Some(up);
                 if lpl == 2 {
@@ -264,7 +261,9 @@ impl DragonflyRouting {
             )
         };
         let router = |index: usize| self.routers.get(index).ok_or_else(broken);
-        let pick = |list: &[Option<LinkId>], index: usize| list.get(index).copied().flatten().ok_or_else(broken);
+        let pick = |list: &[Option<LinkId>], index: usize| {
+            list.get(index).copied().flatten().ok_or_else(broken)
+        };
 
         let my = self.coords(src.vertex);
         let target = self.coords(dst.vertex);
@@ -276,7 +275,12 @@ impl DragonflyRouting {
         if base.has_limiter {
             links.push(base.uplink_from(base.node_pos_with_loopback(src.vertex))?);
         }
-        add_link(links, lat, all, pick(&router(my_router)?.my_nodes, my.3 * lpl)?);
+        add_link(
+            links,
+            lat,
+            all,
+            pick(&router(my_router)?.my_nodes, my.3 * lpl)?,
+        );
 
         if target_router != my_router {
             if router(target_router)?.group != router(current)?.group {
@@ -323,7 +327,12 @@ impl DragonflyRouting {
         if let Some(limiter) = t.limiter {
             links.push(limiter);
         }
-        add_link(links, lat, all, pick(&t.my_nodes, target.3 * lpl + lpl - 1)?);
+        add_link(
+            links,
+            lat,
+            all,
+            pick(&t.my_nodes, target.3 * lpl + lpl - 1)?,
+        );
         if base.has_limiter {
             links.push(base.downlink_to(base.node_pos_with_loopback(dst.vertex))?);
         }

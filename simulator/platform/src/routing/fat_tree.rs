@@ -294,7 +294,8 @@ impl FatTreeRouting {
                     up_link,
                     down_link,
                 });
-                let bad_port = || "fat-tree port out of range (inconsistent topo_parameters)".to_string();
+                let bad_port =
+                    || "fat-tree port out of range (inconsistent topo_parameters)".to_string();
                 *self.nodes[parent]
                     .children
                     .get_mut(parent_port)
@@ -333,10 +334,12 @@ impl FatTreeRouting {
             .compute_nodes
             .get(&src.vertex)
             .ok_or_else(|| format!("Could not find the source {} in the fat tree", src.name))?;
-        let destination = *self
-            .compute_nodes
-            .get(&dst.vertex)
-            .ok_or_else(|| format!("Could not find the destination {} in the fat tree", dst.name))?;
+        let destination = *self.compute_nodes.get(&dst.vertex).ok_or_else(|| {
+            format!(
+                "Could not find the destination {} in the fat tree",
+                dst.name
+            )
+        })?;
         let broken = || {
             format!(
                 "fat-tree routing from '{}' to '{}' reaches a missing cable",
@@ -396,10 +399,7 @@ impl FatTreeRouting {
                 i += 1;
             }
             if current == before {
-                return Err(format!(
-                    "{} (SimGrid 3.32 loops forever here)",
-                    broken()
-                ));
+                return Err(format!("{} (SimGrid 3.32 loops forever here)", broken()));
             }
         }
         if let Some(limiter) = self.nodes[current].limiter {

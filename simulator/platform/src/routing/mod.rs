@@ -270,7 +270,9 @@ impl Platform {
         let src_np = &self.netpoints[src];
         let dst_np = &self.netpoints[dst];
         match &z.routing {
-            Routing::Full(r) => Ok(r.local_route(src_np.vertex, dst_np.vertex, links, lat, &self.links)),
+            Routing::Full(r) => {
+                Ok(r.local_route(src_np.vertex, dst_np.vertex, links, lat, &self.links))
+            }
             Routing::Floyd(r) => r.local_route(self, z, src, dst, links, lat, depth),
             Routing::Dijkstra(r) => r.local_route(self, z, src, dst, links, lat),
             Routing::Empty => Err(format!(
