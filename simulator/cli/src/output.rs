@@ -93,7 +93,7 @@ pub fn json(r: &Report) -> String {
 
 enum Sink {
     Perfetto { w: BufWriter<File>, first: bool },
-    Csv(csv::Writer<File>),
+    Csv(Box<csv::Writer<File>>),
 }
 
 /// A timeline file being written, streamed action by action.
@@ -122,7 +122,7 @@ impl Timeline {
             "csv" => {
                 let mut w = csv::Writer::from_writer(file()?);
                 w.write_record(["rank", "action", "line", "start_s", "end_s"])?;
-                Sink::Csv(w)
+                Sink::Csv(Box::new(w))
             }
             _ => {
                 return Err(anyhow!(

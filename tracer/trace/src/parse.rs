@@ -463,7 +463,7 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                 let disps =
                     disps
                         .iter()
-                        .map(|d| match all_consuming(int64::<_, ()>)(*d) {
+                        .map(|&d| match all_consuming(int64::<_, ()>)(d) {
                             Ok((_, v)) if v >= 0 => Ok(v as u64),
                             _ => Err(self
                                 .malformed(format!("<disps> must be integers >= 0, found '{d}'"))),

@@ -120,11 +120,14 @@ fn selective_solve_touches_only_the_connected_component() {
 // ---------------------------------------------------------------------------------------------
 // Differential testing against a naive reference solver.
 
+/// (penalty, bound, [(constraint, weight)]) of one random variable.
+type RandVar = (f64, f64, Vec<(usize, f64)>);
+
 #[derive(Debug, Clone)]
 struct RandSystem {
     cnsts: Vec<(f64, bool)>,
     /// (penalty, bound, [(cnst, weight)])
-    vars: Vec<(f64, f64, Vec<(usize, f64)>)>,
+    vars: Vec<RandVar>,
 }
 
 fn rand_system() -> impl Strategy<Value = RandSystem> {

@@ -71,11 +71,12 @@ pub(crate) struct FatTreeRouting {
     nodes_by_level: Vec<usize>,
 }
 
+/// Fat-tree shape: (levels, down links per level, up links per level, link count per level).
+type FatTreeShape = (usize, Vec<usize>, Vec<usize>, Vec<usize>);
+
 /// Parses `topo_parameters` like `FatTreeZone::parse_topo_parameters` and checks it like
 /// `FatTreeZone::check_topology`. Returns (levels, down, up, count).
-pub(crate) fn parse_topo_parameters(
-    text: &str,
-) -> Result<(usize, Vec<usize>, Vec<usize>, Vec<usize>), String> {
+pub(crate) fn parse_topo_parameters(text: &str) -> Result<FatTreeShape, String> {
     let parts: Vec<&str> = text.split(';').collect();
     if parts.len() != 4 {
         return Err("Fat trees are defined by the levels number and 3 vectors, see the documentation for more information (expected \"levels;down,..;up,..;count,..\")".to_string());

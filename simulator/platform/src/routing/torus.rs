@@ -79,7 +79,7 @@ impl TorusRouting {
                         };
                         (next, base.node_pos_with_loopback_limiter(current) + j, true)
                     } else {
-                        let next = if (current / dim_product) % cur_dim == 0 {
+                        let next = if (current / dim_product).is_multiple_of(cur_dim) {
                             current
                                 .wrapping_sub(dim_product)
                                 .wrapping_add(dim_product * cur_dim)
