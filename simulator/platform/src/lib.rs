@@ -18,7 +18,7 @@
 //!   default, SimGrid's `network/loopback-bw` and `network/loopback-lat`) always exists; Full,
 //!   Floyd and Dijkstra zones without sub-zones route a host to itself through it unless the
 //!   file declares a self-route.
-//! * Hosts, routers and links live in a tree of netzones ([`zone`](crate::zone) module docs),
+//! * Hosts, routers and links live in a tree of netzones (the private `zone` module's docs),
 //!   each with a routing kind: `Full`, `Floyd`, `Dijkstra`/`DijkstraCache`, `None`, `Cluster`
 //!   (a star), and the cluster topologies FLAT (a star), TORUS, FAT_TREE and DRAGONFLY.
 //!
