@@ -34,9 +34,43 @@
 //!   unsupported; speed, bandwidth, latency and state profiles are ignored with a notice.
 //! * Two netpoints (hosts, routers, zones) may not share a name (SimGrid tolerates a host named
 //!   like a router and then resolves the name to whichever was declared last).
+//! * A `<host_link>` must name a host of the `routing="Cluster"` zone it belongs to (SimGrid
+//!   would silently overwrite the entry of whichever host of that zone has the same index).
+//! * Platforms with several top-level zones are refused (SimGrid only seals and routes
+//!   through the first one).
 //!
 //! See the module docs of [`units`], [`deployment`], [`hostfile`] and the routing modules for
 //! the rules of each part, with the SimGrid source file they come from.
+//!
+//! # API (the contract the simulator relies on)
+//!
+//! ```ignore
+//! pub struct HostId(pub u32);   // index into Platform::hosts()
+//! pub struct LinkId(pub u32);   // index into Platform::links()
+//! pub enum SharingPolicy { Shared, FatPipe }   // SPLITDUPLEX is expanded into <id>_UP/<id>_DOWN
+//! pub struct Host { pub name: String, pub speed_flops_per_sec: f64, pub cores: u32, pub props: Vec<(String, String)> }
+//! pub struct Link { pub name: String, pub bandwidth_bytes_per_sec: f64, pub latency_secs: f64, pub policy: SharingPolicy }
+//! pub struct Route { pub links: Vec<LinkId>, pub latency_secs: f64 }
+//! pub struct PlatformOptions { pub loopback_bandwidth_bytes_per_sec: f64 /*10e9*/, pub loopback_latency_secs: f64 /*0*/ }
+//! impl Platform {
+//!     pub fn from_file(path: &Path, opts: &PlatformOptions) -> Result<Platform, PlatformError>;
+//!     pub fn from_xml(text: &str, origin: &str, opts: &PlatformOptions) -> Result<Platform, PlatformError>;
+//!     pub fn hosts(&self) -> &[Host];
+//!     pub fn links(&self) -> &[Link];
+//!     pub fn host_by_name(&self, name: &str) -> Option<HostId>;
+//!     pub fn route(&self, src: HostId, dst: HostId) -> Result<Route, PlatformError>;
+//!     pub fn route_or_empty(&self, src: HostId, dst: HostId) -> Result<Route, PlatformError>; // for cross-traffic
+//!     pub fn notices(&self) -> &[String];
+//!     pub fn config(&self) -> &[(String, String)];
+//!     // and: host, link, link_by_name, host_prop, link_props, loopback_link, origin, zone_names, host_zone
+//! }
+//! pub mod deployment { pub struct Deployment { pub ranks: Vec<Placement> } pub struct Placement { pub host: HostId, pub args: Vec<String> }
+//!     pub fn from_file(path: &Path, platform: &Platform) -> Result<Deployment, PlatformError>;
+//!     pub fn from_xml(text: &str, origin: &str, platform: &Platform) -> Result<Deployment, PlatformError>;
+//!     pub fn from_hostfile(path: &Path, platform: &Platform, np: Option<usize>) -> Result<Deployment, PlatformError>;
+//!     pub fn from_hostfile_text(text: &str, origin: &str, platform: &Platform, np: Option<usize>) -> Result<Deployment, PlatformError>;
+//!     pub fn default_for(platform: &Platform, np: usize) -> Deployment; }
+//! ```
 
 mod builder;
 mod cluster;

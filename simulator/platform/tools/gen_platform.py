@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Random SimGrid platform generator for differential testing against SimGrid 3.32.
 
-Usage: gen_platform.py SEED > platform.xml
+Usage: gen_platform.py SEED [connected] > platform.xml
 
 The platforms mix Full/Floyd/Dijkstra/Cluster zones, nested zones with zoneRoutes, bypass
 routes, split-duplex and fatpipe links, asymmetric routes, and clusters of every topology,
@@ -216,11 +216,72 @@ def hierarchical(indent, depth):
     return zid, []
 
 
+def connected_leaf(indent):
+    """A leaf zone in which every pair of nodes has a route."""
+    zid = fresh("zone")
+    kind = rng.choice(["Full", "Floyd", "Dijkstra"])
+    out.append(f'{indent}<zone id="{zid}" routing="{kind}">')
+    ind = indent + "  "
+    nodes = []
+    for _ in range(rng.randint(1, 3)):
+        h = fresh("host")
+        out.append(f'{ind}<host id="{h}" speed="1Gf"/>')
+        nodes.append(h)
+    for _ in range(rng.randint(1, 2)):
+        r = fresh("router")
+        out.append(f'{ind}<router id="{r}"/>')
+        nodes.append(r)
+    links = links_block(rng.randint(1, 4), ind)
+    if kind == "Full":
+        pairs = [(a, b) for i, a in enumerate(nodes) for b in nodes[i + 1:]]
+    else:
+        hub = nodes[-1]
+        pairs = [(a, hub) for a in nodes[:-1]]
+    for a, b in pairs:
+        out.append(f'{ind}<route src="{a}" dst="{b}">')
+        out.extend(link_ctns(links, ind + "  ", 2))
+        out.append(f"{ind}</route>")
+    out.append(f"{indent}</zone>")
+    return zid, nodes
+
+
+def connected(indent, depth=0):
+    zid = fresh("zone")
+    kind = rng.choice(["Full", "Floyd", "Dijkstra"])
+    out.append(f'{indent}<zone id="{zid}" routing="{kind}">')
+    ind = indent + "  "
+    children = []
+    for _ in range(rng.randint(2, 4)):
+        if depth == 0 and rng.random() < 0.25:
+            cz, nodes = connected(ind, depth + 1)
+        else:
+            cz, nodes = connected_leaf(ind)
+        children.append((cz, nodes))
+    links = links_block(rng.randint(1, 3), ind)
+    pairs = [(a, b) for i, a in enumerate(children) for b in children[i + 1:]]
+    rng.shuffle(pairs)
+    if kind == "Full":
+        chosen = pairs
+    else:
+        chosen = pairs[: rng.randint(len(children) - 1, len(pairs))]
+    for (a, ga), (b, gb) in chosen:
+        if rng.random() < 0.5:
+            a, ga, b, gb = b, gb, a, ga
+        out.append(f'{ind}<zoneRoute src="{a}" dst="{b}" gw_src="{rng.choice(ga)}" gw_dst="{rng.choice(gb)}">')
+        out.extend(link_ctns(links, ind + "  ", 2))
+        out.append(f"{ind}</zoneRoute>")
+    out.append(f"{indent}</zone>")
+    # nodes usable as gateways of this zone from its parent: those of its first child
+    return zid, children[0][1]
+
+
 print("<?xml version='1.0'?>")
 print('<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">')
 print('<platform version="4.1">')
 family = rng.random()
-if family < 0.35:
+if len(sys.argv) > 2 and sys.argv[2] == "connected":
+    connected("  ")
+elif family < 0.35:
     leaf_zone("  ", rng.choice(["Full", "Floyd", "Dijkstra", "DijkstraCache"]))
 elif family < 0.55:
     out.append('  <zone id="root" routing="Full">')
