@@ -8,6 +8,7 @@
 
 use crate::cluster::ZoneClusterArgs;
 use crate::error::{Loc, PlatformError};
+use crate::routing::floyd::MAX_FLOYD_VERTICES;
 use crate::routing::full::RouteNames;
 use crate::zone::{
     link_list_impl, BypassRoute, LinkInRoute, LocalRoute, NetPoint, NetPointKind, NpId, Routing,
@@ -537,8 +538,22 @@ impl Builder {
     }
 
     /// Seals every zone (`NetZoneImpl::seal` → `do_seal`) and returns the platform.
-    pub(crate) fn finish(mut self) -> Platform {
+    pub(crate) fn finish(mut self) -> Result<Platform, PlatformError> {
         let loopback = self.p.loopback;
+        for zone in &self.p.zones {
+            if matches!(zone.routing, Routing::Floyd(_)) && zone.vertices.len() > MAX_FLOYD_VERTICES
+            {
+                return Err(PlatformError::Invalid {
+                    path: self.path.clone(),
+                    line: 0,
+                    message: format!(
+                        "Floyd zone '{}' has {} components; above {MAX_FLOYD_VERTICES} its n³ table computation is refused (use Full or Dijkstra)",
+                        zone.name,
+                        zone.vertices.len()
+                    ),
+                });
+            }
+        }
         for zone in &mut self.p.zones {
             let n = zone.vertices.len();
             let lb = (!zone.recursive).then_some(loopback);
@@ -557,6 +572,6 @@ impl Builder {
                 self.path
             ));
         }
-        self.p
+        Ok(self.p)
     }
 }

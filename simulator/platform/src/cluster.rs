@@ -44,13 +44,14 @@
 
 use crate::builder::Builder;
 use crate::error::{Loc, PlatformError};
-use crate::routing::cluster_base::ClusterBase;
+use crate::routing::cluster_base::{bounded_product, ClusterBase};
 use crate::routing::dragonfly::{self, DragonflyRouting};
 use crate::routing::fat_tree::{self, FatTreeRouting};
 use crate::routing::star::StarRouting;
 use crate::routing::torus::TorusRouting;
 use crate::zone::{link_list_impl, LinkInRoute, NpId, Routing, ZoneId};
 use crate::{Host, LinkId, SharingPolicy};
+use std::cell::RefCell;
 
 /// Policy of a cluster's private links.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +153,9 @@ pub(crate) fn explode_radicals(text: &str) -> Result<Vec<i32>, String> {
             return Err(format!("radical range {group} is too large"));
         }
         out.extend(start..=end);
+        if out.len() > crate::routing::cluster_base::MAX_TOPOLOGY_ELEMENTS {
+            return Err(format!("radical '{text}' gives too many hosts"));
+        }
     }
     Ok(out)
 }
@@ -425,7 +429,7 @@ impl Builder {
                     .collect::<Result<Vec<usize>, _>>()?;
                 self.check_cable_characteristics(&args, kind, loc)?;
                 let n_dims = dims.len();
-                let total: usize = dims.iter().product();
+                let total = bounded_product(&dims, "torus nodes").map_err(invalid)?;
                 let zone = self.new_zone(
                     &args.id,
                     Routing::Torus(TorusRouting {
@@ -478,15 +482,21 @@ impl Builder {
                     unreachable!()
                 };
                 let mut uid = self.fat_tree_uid;
-                let mut failure: Option<PlatformError> = None;
+                // Errors of the builder (duplicate names...) are kept whole in `pending`.
+                let pending: RefCell<Option<PlatformError>> = RefCell::new(None);
                 let result = {
-                    let this = std::cell::RefCell::new(&mut *self);
+                    let this = RefCell::new(&mut *self);
+                    let stash = |e: PlatformError| {
+                        let message = e.to_string();
+                        pending.borrow_mut().get_or_insert(e);
+                        message
+                    };
                     let mut limiter_for = |k: i64| -> Result<Option<LinkId>, String> {
                         if args.limiter_link > 0.0 {
                             this.borrow_mut()
                                 .create_limiter(&args, k, loc)
                                 .map(Some)
-                                .map_err(|e| e.to_string())
+                                .map_err(stash)
                         } else {
                             Ok(None)
                         }
@@ -494,18 +504,16 @@ impl Builder {
                     let mut make_link = |name: String| -> Result<(LinkId, LinkId), String> {
                         this.borrow_mut()
                             .cable(&args, &name, args.bw, loc)
-                            .map_err(|e| e.to_string())
+                            .map_err(stash)
                     };
                     routing.build_upper_levels(&mut limiter_for, &mut make_link, &mut uid)
                 };
-                if let Err(message) = result {
-                    failure = Some(invalid(message));
-                }
                 self.fat_tree_uid = uid;
                 self.p.zones[zone].routing = Routing::FatTree(routing);
-                if let Some(e) = failure {
+                if let Some(e) = pending.into_inner() {
                     return Err(e);
                 }
+                result.map_err(invalid)?;
             }
             _ => {
                 let params =
@@ -530,19 +538,25 @@ impl Builder {
                 };
                 let mut uid = self.dragonfly_uid;
                 let has_limiter = args.limiter_link > 0.0;
+                let pending: RefCell<Option<PlatformError>> = RefCell::new(None);
                 let result = {
-                    let this = std::cell::RefCell::new(&mut *self);
+                    let this = RefCell::new(&mut *self);
+                    let stash = |e: PlatformError| {
+                        let message = e.to_string();
+                        pending.borrow_mut().get_or_insert(e);
+                        message
+                    };
                     let mut limiter_for = |id: usize| -> Result<Option<LinkId>, String> {
                         this.borrow_mut()
                             .create_limiter(&args, id as i64, loc)
                             .map(Some)
-                            .map_err(|e| e.to_string())
+                            .map_err(stash)
                     };
                     let mut make_link =
                         |name: String, mult: usize| -> Result<(LinkId, LinkId), String> {
                             this.borrow_mut()
                                 .cable(&args, &name, args.bw * mult as f64, loc)
-                                .map_err(|e| e.to_string())
+                                .map_err(stash)
                         };
                     routing.build_upper_levels(
                         &mut limiter_for,
@@ -553,6 +567,9 @@ impl Builder {
                 };
                 self.dragonfly_uid = uid;
                 self.p.zones[zone].routing = Routing::Dragonfly(routing);
+                if let Some(e) = pending.into_inner() {
+                    return Err(e);
+                }
                 result.map_err(invalid)?;
             }
         }

@@ -1025,7 +1025,7 @@ pub(crate) fn parse_platform(
         );
     }
     walker.platform(&root)?;
-    Ok(walker.b.finish())
+    walker.b.finish()
 }
 
 #[cfg(test)]

@@ -246,16 +246,20 @@ def connected_leaf(indent):
 
 
 def connected(indent, depth=0):
+    """A zone of connected leaf zones; returns (id, gateway candidates, descendant leaves)."""
     zid = fresh("zone")
     kind = rng.choice(["Full", "Floyd", "Dijkstra"])
     out.append(f'{indent}<zone id="{zid}" routing="{kind}">')
     ind = indent + "  "
     children = []
-    for _ in range(rng.randint(2, 4)):
+    leaves = []  # (child index, leaf zone id, nodes)
+    for index in range(rng.randint(2, 4)):
         if depth == 0 and rng.random() < 0.25:
-            cz, nodes = connected(ind, depth + 1)
+            cz, nodes, sub = connected(ind, depth + 1)
+            leaves.extend((index, z, n) for _, z, n in sub)
         else:
             cz, nodes = connected_leaf(ind)
+            leaves.append((index, cz, nodes))
         children.append((cz, nodes))
     links = links_block(rng.randint(1, 3), ind)
     pairs = [(a, b) for i, a in enumerate(children) for b in children[i + 1:]]
@@ -270,9 +274,18 @@ def connected(indent, depth=0):
         out.append(f'{ind}<zoneRoute src="{a}" dst="{b}" gw_src="{rng.choice(ga)}" gw_dst="{rng.choice(gb)}">')
         out.extend(link_ctns(links, ind + "  ", 2))
         out.append(f"{ind}</zoneRoute>")
+    declared = set()
+    for _ in range(rng.choice([0, 0, 1, 2])):
+        (ia, za, na), (ib, zb, nb) = rng.sample(leaves, 2)
+        if ia == ib or (za, zb) in declared:
+            continue
+        declared.add((za, zb))
+        out.append(f'{ind}<bypassZoneRoute src="{za}" dst="{zb}" gw_src="{rng.choice(na)}" gw_dst="{rng.choice(nb)}">')
+        out.extend(link_ctns(links, ind + "  ", 2))
+        out.append(f"{ind}</bypassZoneRoute>")
     out.append(f"{indent}</zone>")
     # nodes usable as gateways of this zone from its parent: those of its first child
-    return zid, children[0][1]
+    return zid, children[0][1], leaves
 
 
 print("<?xml version='1.0'?>")

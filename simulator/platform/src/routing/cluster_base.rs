@@ -12,6 +12,25 @@
 //! uses the final value except for positions computed before that, which are all 0 anyway.
 
 use crate::LinkId;
+
+/// Largest number of elements (leaves, switches, routers, ports) a cluster topology may have.
+/// SimGrid has no limit; this one turns absurd parameters into an error instead of an
+/// arithmetic overflow or an allocation failure.
+pub(crate) const MAX_TOPOLOGY_ELEMENTS: usize = 1_000_000;
+
+/// The product of `factors`, or an error if it exceeds [`MAX_TOPOLOGY_ELEMENTS`].
+pub(crate) fn bounded_product(factors: &[usize], what: &str) -> Result<usize, String> {
+    let mut product: usize = 1;
+    for &f in factors {
+        product = product
+            .checked_mul(f)
+            .filter(|&p| p <= MAX_TOPOLOGY_ELEMENTS)
+            .ok_or_else(|| {
+                format!("{what}: more than {MAX_TOPOLOGY_ELEMENTS} elements, too large")
+            })?;
+    }
+    Ok(product)
+}
 use std::collections::HashMap;
 
 /// `ClusterBase`'s position table.

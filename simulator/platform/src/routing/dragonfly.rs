@@ -26,7 +26,7 @@
 //! shapes make SimGrid read out of bounds and are reported as errors here.
 
 use super::add_link;
-use super::cluster_base::ClusterBase;
+use super::cluster_base::{bounded_product, ClusterBase};
 use crate::zone::{Gateways, NetPoint};
 use crate::{Link, LinkId};
 
@@ -90,6 +90,8 @@ pub(crate) fn parse_topo_parameters(text: &str) -> Result<DragonflyParams, Strin
     let (chassis, black) = pair(parts[1], "chassis", "black (chassis) links")?;
     let (routers, green) = pair(parts[2], "routers", "green (routers) links")?;
     let nodes = number(parts[3], "nodes")?;
+    let routers_total = bounded_product(&[groups, chassis, routers], "dragonfly routers")?;
+    bounded_product(&[routers_total, nodes, 2], "dragonfly nodes")?;
     Ok(DragonflyParams {
         groups,
         blue,

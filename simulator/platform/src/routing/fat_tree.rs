@@ -28,7 +28,7 @@
 //! added, and the destination's limiter at the end. `a → a` uses the loopback if there is one.
 
 use super::add_link;
-use super::cluster_base::ClusterBase;
+use super::cluster_base::{bounded_product, ClusterBase};
 use crate::zone::{Gateways, NetPoint};
 use crate::{Link, LinkId};
 use std::collections::HashMap;
@@ -86,6 +86,9 @@ pub(crate) fn parse_topo_parameters(text: &str) -> Result<FatTreeShape, String> 
     if levels <= 0 {
         return Err("FatTreeZone: invalid number of levels, must be > 0".to_string());
     }
+    if levels > 64 {
+        return Err(format!("FatTreeZone: {levels} levels, too many"));
+    }
     let levels = levels as usize;
     let vector = |s: &str, what: &str| -> Result<Vec<usize>, String> {
         let items: Vec<&str> = s.split(',').collect();
@@ -109,6 +112,15 @@ pub(crate) fn parse_topo_parameters(text: &str) -> Result<FatTreeShape, String> 
     let down = vector(parts[1], "child count")?;
     let up = vector(parts[2], "parent count")?;
     let count = vector(parts[3], "port count")?;
+    // Every size computed by the construction must stay reasonable.
+    bounded_product(&down, "fat-tree leaves")?;
+    for i in 0..levels {
+        let mut factors: Vec<usize> = up[..=i].to_vec();
+        factors.extend_from_slice(&down[i + 1..]);
+        bounded_product(&factors, "fat-tree switches")?;
+        bounded_product(&[down[i], count[i]], "fat-tree ports")?;
+        bounded_product(&[up[i], count[i]], "fat-tree ports")?;
+    }
     Ok((levels, down, up, count))
 }
 

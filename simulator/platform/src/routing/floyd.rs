@@ -5,8 +5,9 @@
 //! Each declared route is an edge whose cost is its number of links. When the zone is sealed,
 //! the Floyd–Warshall algorithm runs over the vertices in index order (`c`, then `a`, then
 //! `b`), and a path replaces the current one only if it is **strictly** cheaper, so among equal
-//! costs the first path found in that order is kept. "No path" is `u64::MAX`, as SimGrid's
-//! `ULONG_MAX`.
+//! costs the first path found in that order is kept. "No path" is `u32::MAX` (SimGrid's
+//! `ULONG_MAX`; costs are link counts and never come close). The tables take `8 n²` bytes and
+//! `n³` steps, as in SimGrid; zones above [`MAX_FLOYD_VERTICES`] components are refused.
 //!
 //! * In base mode, vertices without a declared self-route get the `__loopback__` link with
 //!   cost 1 before the algorithm runs.
@@ -22,12 +23,15 @@ use crate::zone::{Gateways, LocalRoute, NpId, Zone};
 use crate::{LinkId, Platform};
 use std::collections::HashMap;
 
+/// Largest Floyd zone accepted (512 MB of tables, 5·10¹¹ steps).
+pub(crate) const MAX_FLOYD_VERTICES: usize = 8192;
+
 /// Tables of a Floyd zone.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct FloydRouting {
     link_table: HashMap<(usize, usize), LocalRoute>,
     /// `predecessor[a * n + b]`, or -1; filled by `seal`.
-    predecessor: Vec<i64>,
+    predecessor: Vec<i32>,
     size: usize,
 }
 
@@ -73,26 +77,27 @@ impl FloydRouting {
                 });
             }
         }
-        let mut cost = vec![u64::MAX; n * n];
-        let mut pred = vec![-1i64; n * n];
+        // Costs are link counts, far below u32::MAX, which stands for SimGrid's ULONG_MAX.
+        let mut cost = vec![u32::MAX; n * n];
+        let mut pred = vec![-1i32; n * n];
         for (&(a, b), route) in &self.link_table {
             if a < n && b < n {
-                cost[a * n + b] = route.links.len() as u64;
-                pred[a * n + b] = a as i64;
+                cost[a * n + b] = route.links.len().min(u32::MAX as usize - 1) as u32;
+                pred[a * n + b] = a as i32;
             }
         }
         for c in 0..n {
             for a in 0..n {
                 let ac = cost[a * n + c];
-                if ac == u64::MAX {
+                if ac == u32::MAX {
                     continue;
                 }
                 for b in 0..n {
                     let cb = cost[c * n + b];
-                    if cb < u64::MAX {
+                    if cb < u32::MAX {
                         let ab = cost[a * n + b];
-                        let through = ac.wrapping_add(cb);
-                        if ab == u64::MAX || through < ab {
+                        let through = ac.saturating_add(cb);
+                        if ab == u32::MAX || through < ab {
                             cost[a * n + b] = through;
                             pred[a * n + b] = pred[c * n + b];
                         }
