@@ -37,6 +37,9 @@ pub(crate) struct Builder {
     /// `DragonflyZone::generate_links`'s `static int uniqueId`.
     pub dragonfly_uid: u64,
     unitless_notices: usize,
+    /// `StandardLinkImpl::latency_check`'s `static double last_warned_latency`.
+    last_warned_latency: f64,
+    zero_bandwidth_notices: usize,
 }
 
 impl Builder {
@@ -74,6 +77,8 @@ impl Builder {
             fat_tree_uid: 0,
             dragonfly_uid: 0,
             unitless_notices: 0,
+            last_warned_latency: 1e-9,
+            zero_bandwidth_notices: 0,
         }
     }
 
@@ -209,6 +214,21 @@ impl Builder {
     ) -> Result<LinkId, PlatformError> {
         if self.p.link_by_name.contains_key(name) {
             return Err(loc.duplicate("link", name));
+        }
+        if latency != 0.0 && latency < self.last_warned_latency {
+            // SimGrid warns once per new minimum (surf/precision is 1e-9 under smpirun).
+            self.last_warned_latency = latency;
+            self.notice(
+                loc,
+                format!("Latency for link {name} is smaller than surf/precision ({latency:e} < 1e-9) (SimGrid warns likewise)"),
+            );
+        }
+        if bandwidth <= 0.0 && self.zero_bandwidth_notices < MAX_UNITLESS_NOTICES {
+            self.zero_bandwidth_notices += 1;
+            self.notice(
+                loc,
+                format!("link {name} has bandwidth {bandwidth} B/s: a message crossing it cannot complete"),
+            );
         }
         let id = LinkId(self.p.links.len() as u32);
         self.p.links.push(Link {

@@ -48,7 +48,7 @@ fn figure5_cluster_v41() {
         p.host_zone(host(&p, "mycluster-0.mysite.fr")),
         Some("AS_mycluster")
     );
-    // Only the version notice: every value has a unit.
+    // No notice: a 4.1 file where every value has a unit.
     assert_eq!(p.notices().len(), 0, "{:?}", p.notices());
 }
 
