@@ -229,3 +229,25 @@ fn collective_not_entered_by_all_deadlocks_with_report() {
         "{e}"
     );
 }
+
+/// The reverse route only carries cross-traffic and may be missing, as in SimGrid 3.32: with
+/// `symmetrical="NO"`, a 1000-byte send h0 → h1 runs with weight 1 on the link instead of 1.05:
+/// 1.9503 × 50 µs + 1016 / (0.341987 × 125e6) = 0.000121281985 s (the reference's FATPIPE
+/// value, which is the same w = 1 case).
+#[test]
+fn missing_reverse_route_only_drops_crosstraffic() {
+    let d = setup("0 init\n0 send 1 0 1000\n", "1 init\n1 recv 0 0 1000\n");
+    write(
+        d.path(),
+        "platform.xml",
+        &P1.replace(
+            r#"<route src="h0" dst="h1">"#,
+            r#"<route src="h0" dst="h1" symmetrical="NO">"#,
+        ),
+    );
+    let o = simulate(d.path(), &["--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = v["simulated_time"].as_f64().unwrap();
+    assert!((t - 0.000121281985).abs() < 1e-12, "{t}");
+}

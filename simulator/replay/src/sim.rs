@@ -746,19 +746,45 @@ impl<'p> Simulation<'p> {
         Ok(())
     }
 
-    fn route(&mut self, src_host: u32, dst_host: u32, rank: u32) -> Result<u32, ReplayError> {
-        if let Some(&i) = self.routes.get(&(src_host, dst_host)) {
-            return Ok(i);
+    /// Route index for `src_host → dst_host`. A forward route must exist (links or latency);
+    /// the reverse route used for cross-traffic may be empty, as in SimGrid 3.32
+    /// (`NetworkCm02Model::comm_get_route_info` only asserts on the forward route).
+    fn route(
+        &mut self,
+        src_host: u32,
+        dst_host: u32,
+        rank: u32,
+        forward: bool,
+    ) -> Result<u32, ReplayError> {
+        let i = match self.routes.get(&(src_host, dst_host)) {
+            Some(&i) => i,
+            None => self.fetch_route(src_host, dst_host, rank)?,
+        };
+        let r = &self.route_list[i as usize];
+        if forward && r.links.is_empty() && r.latency_secs <= 0.0 {
+            let why = match self.platform.route(HostId(src_host), HostId(dst_host)) {
+                Err(e) => e.to_string(),
+                Ok(_) => "the route is empty".to_string(),
+            };
+            return Err(self.route_error(src_host, dst_host, rank, why));
         }
+        Ok(i)
+    }
+
+    fn route_error(&self, src_host: u32, dst_host: u32, rank: u32, why: String) -> ReplayError {
+        ReplayError::Route {
+            at: self.loc(rank),
+            src: self.platform.hosts()[src_host as usize].name.clone(),
+            dst: self.platform.hosts()[dst_host as usize].name.clone(),
+            why,
+        }
+    }
+
+    fn fetch_route(&mut self, src_host: u32, dst_host: u32, rank: u32) -> Result<u32, ReplayError> {
         let route = self
             .platform
-            .route(HostId(src_host), HostId(dst_host))
-            .map_err(|e| ReplayError::Route {
-                at: self.loc(rank),
-                src: self.platform.hosts()[src_host as usize].name.clone(),
-                dst: self.platform.hosts()[dst_host as usize].name.clone(),
-                why: e.to_string(),
-            })?;
+            .route_or_empty(HostId(src_host), HostId(dst_host))
+            .map_err(|e| self.route_error(src_host, dst_host, rank, e.to_string()))?;
         self.route_list.push(Route {
             links: route.links.iter().map(|l| l.0).collect(),
             latency_secs: route.latency_secs,
@@ -779,9 +805,9 @@ impl<'p> Simulation<'p> {
     ) -> Result<TransferId, ReplayError> {
         let now = self.engine.now();
         let (hs, hd) = (self.ranks[src as usize].host, self.ranks[dst as usize].host);
-        let fwd = self.route(hs, hd, src)?;
+        let fwd = self.route(hs, hd, src, true)?;
         let back = if self.cfg.net.crosstraffic {
-            Some(self.route(hd, hs, src)?)
+            Some(self.route(hd, hs, src, false)?)
         } else {
             None
         };
