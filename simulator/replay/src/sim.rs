@@ -589,19 +589,16 @@ impl<'p> Simulation<'p> {
         for &q in reqs {
             let req = &mut self.mail.reqs[q as usize];
             if req.done {
-                or_secs += self.recv_overhead(q);
-                self.mail.free_request(q);
+                or_secs += self.retire(q);
             } else {
                 req.waited = true;
                 pending += 1;
                 waiting.push(q);
             }
         }
+        self.ranks[r as usize].waiting = waiting;
+        self.pay_recv_overhead(r, or_secs);
         let st = &mut self.ranks[r as usize];
-        st.waiting = waiting;
-        if or_secs > 0.0 {
-            st.steps.push_front(Step::Sleep(or_secs));
-        }
         if pending > 0 {
             st.wait_count = pending;
             st.wait_start = now;
@@ -609,14 +606,24 @@ impl<'p> Simulation<'p> {
         }
     }
 
-    /// `smpi/or` owed for a completed receive whose sender was detached.
-    fn recv_overhead(&self, q: ReqId) -> f64 {
+    /// Frees a completed, waited request and returns the `smpi/or` its owner owes for it (a
+    /// receive whose sender was detached; reference §4.3).
+    fn retire(&mut self, q: ReqId) -> f64 {
         let req = &self.mail.reqs[q as usize];
         let or = &self.overheads[self.ranks[req.owner as usize].host as usize][1];
-        if !req.is_send && req.sender_detached && !or.is_zero() {
+        let secs = if !req.is_send && req.sender_detached && !or.is_zero() {
             or.overhead_secs(req.sender_bytes as f64)
         } else {
             0.0
+        };
+        self.mail.free_request(q);
+        secs
+    }
+
+    /// Makes rank `r` sleep `secs` of receive overhead before its next step.
+    fn pay_recv_overhead(&mut self, r: u32, secs: f64) {
+        if secs > 0.0 {
+            self.ranks[r as usize].steps.push_front(Step::Sleep(secs));
         }
     }
 
@@ -888,8 +895,7 @@ impl<'p> Simulation<'p> {
             if m > last_match {
                 last_match = m;
             }
-            or_secs += self.recv_overhead(w);
-            self.mail.free_request(w);
+            or_secs += self.retire(w);
         }
         let st = &mut self.ranks[r as usize];
         let waited = (last_match.min(now) - st.wait_start).max(0.0);
@@ -897,10 +903,8 @@ impl<'p> Simulation<'p> {
         st.comm_secs += (now - st.wait_start) - waited;
         st.waiting = waiting;
         st.waiting.clear();
-        if or_secs > 0.0 {
-            st.steps.push_front(Step::Sleep(or_secs));
-        }
         st.block = Block::Running;
+        self.pay_recv_overhead(r, or_secs);
         self.make_ready(r);
     }
 
