@@ -38,7 +38,7 @@ pub enum CalibrateError {
     },
     /// A measured time decreases with the message size by more than noise explains.
     #[error(
-        "{what}: time is not monotonic in size: {time_a_secs:e} s at {size_a_bytes} B but {time_b_secs:e} s at {size_b_bytes} B (a drop of more than {tolerance_pct}%)"
+        "{what}: time is not monotonic in size: {time_a_secs:.4e} s at {size_a_bytes} B but {time_b_secs:.4e} s at {size_b_bytes} B (a drop of more than {tolerance_pct}%)"
     )]
     NonMonotonic {
         /// Which series.

@@ -18,10 +18,16 @@ pub enum Op {
     /// Duration of `MPI_Send` while the receiver posts its receive late: the send overhead
     /// `smpi/os` for eager (detached) sizes; for rendezvous sizes the call waits for the receiver.
     Send,
+    /// Mean duration of back-to-back `MPI_Send` calls following a first one, receiver late: the
+    /// steady-state send overhead `smpi/os` (preferred over [`Op::Send`] when present).
+    SendBurst,
     /// Duration of the `MPI_Isend` call: `smpi/ois`.
     Isend,
     /// Duration of `MPI_Recv` of a message that has already arrived: `smpi/or` for eager sizes.
     Recv,
+    /// Mean duration of back-to-back `MPI_Recv` calls of already-arrived messages: the
+    /// steady-state `smpi/or` (preferred over [`Op::Recv`] when present).
+    RecvBurst,
     /// How late the receiver posted in the [`Op::Send`] test (one row, size 0): a send that takes
     /// more than half of it waited for the receiver (rendezvous).
     Late,
@@ -29,15 +35,25 @@ pub enum Op {
 
 impl Op {
     /// Every operation, in CSV order.
-    pub const ALL: [Op; 5] = [Op::PingPong, Op::Send, Op::Isend, Op::Recv, Op::Late];
+    pub const ALL: [Op; 7] = [
+        Op::PingPong,
+        Op::Send,
+        Op::SendBurst,
+        Op::Isend,
+        Op::Recv,
+        Op::RecvBurst,
+        Op::Late,
+    ];
 
     /// Name used in the CSV `op` column.
     pub fn name(self) -> &'static str {
         match self {
             Op::PingPong => "pingpong",
             Op::Send => "send",
+            Op::SendBurst => "send_burst",
             Op::Isend => "isend",
             Op::Recv => "recv",
+            Op::RecvBurst => "recv_burst",
             Op::Late => "late",
         }
     }
@@ -215,6 +231,10 @@ mod tests {
         assert!(m.check_monotonic(Op::PingPong, 0.25).is_ok());
         m.push(Op::PingPong, 8, 6.0); // -50%
         let e = m.check_monotonic(Op::PingPong, 0.25).unwrap_err();
-        assert!(e.to_string().contains("at 4 B but 6e0 s at 8 B"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("1.2000e1 s at 4 B but 6.0000e0 s at 8 B"),
+            "{e}"
+        );
     }
 }

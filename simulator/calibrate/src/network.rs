@@ -9,7 +9,8 @@
 //!
 //! `T(S) = RTT(S)/2 − os(S) − or(S)` for S < threshold, and `T(S) = RTT(S)/2` otherwise,
 //!
-//! with `os` and `or` the measured per-call medians (zero when not measured). `T` is fitted with
+//! with `os` and `or` the measured per-call medians (zero when not measured): the steady-state
+//! burst series ([`Op::SendBurst`], [`Op::RecvBurst`]) when present, else the single calls. `T` is fitted with
 //! K segments on P = S + 16 and converted by [`crate::simgrid::network_factors`]; `os`, `or` and
 //! `ois` are fitted with one line per segment of the same split.
 //!
@@ -48,7 +49,9 @@ pub struct NetworkOptions {
     pub crosstraffic_weight: f64,
     /// `smpi/send-is-detached-thresh` in bytes; default: detected (module docs), else 65536.
     pub detached_thresh_bytes: Option<u64>,
-    /// Largest tolerated relative drop of the ping-pong median from one size to the next.
+    /// Largest tolerated relative drop of the ping-pong median from one size to the next (0.5:
+    /// a larger message taking less than half the time of the previous size is an error; smaller
+    /// dips happen on a loaded machine, e.g. for multi-MiB messages near the cache size).
     pub monotonic_tolerance: f64,
 }
 
@@ -61,7 +64,7 @@ impl Default for NetworkOptions {
             bandwidth_bytes_per_sec: None,
             crosstraffic_weight: SHARED_LINK_WEIGHT,
             detached_thresh_bytes: None,
-            monotonic_tolerance: 0.25,
+            monotonic_tolerance: 0.5,
         }
     }
 }
@@ -197,13 +200,23 @@ pub fn calibrate_network(
         (None, Some(t)) => (t, ThresholdSource::Detected),
         (None, None) => (DEFAULT_DETACHED_THRESH_BYTES, ThresholdSource::Default),
     };
+    let os_op = if m.has(Op::SendBurst) {
+        Op::SendBurst
+    } else {
+        Op::Send
+    };
+    let or_op = if m.has(Op::RecvBurst) {
+        Op::RecvBurst
+    } else {
+        Op::Recv
+    };
     let mut one_way = Vec::with_capacity(pp.len());
     for p in &pp {
         let s = p.size_bytes;
         let mut t = p.time_secs / 2.0;
         if s < thresh {
-            let os = m.median_at(Op::Send, s).unwrap_or(0.0);
-            let or = m.median_at(Op::Recv, s).unwrap_or(0.0);
+            let os = m.median_at(os_op, s).unwrap_or(0.0);
+            let or = m.median_at(or_op, s).unwrap_or(0.0);
             t -= os + or;
             if t <= 0.0 {
                 return Err(CalibrateError::Invalid {
@@ -243,8 +256,8 @@ pub fn calibrate_network(
     let params = SimgridParams {
         lat_factor,
         bw_factor,
-        os: overhead_entries(m, Op::Send, &fit, thresh),
-        or: overhead_entries(m, Op::Recv, &fit, thresh),
+        os: overhead_entries(m, os_op, &fit, thresh),
+        or: overhead_entries(m, or_op, &fit, thresh),
         ois: overhead_entries(m, Op::Isend, &fit, u64::MAX),
         detached_thresh_bytes: thresh,
     };

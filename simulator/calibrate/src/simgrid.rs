@@ -170,7 +170,7 @@ fn format_overheads(entries: &[OverheadEntry]) -> String {
         .iter()
         .map(|e| {
             format!(
-                "{}:{}:{}",
+                "{}:{:e}:{:e}",
                 e.threshold_bytes, e.intercept_secs, e.slope_secs_per_byte
             )
         })
@@ -303,7 +303,7 @@ mod tests {
         };
         assert_eq!(
             p.cfg_file("calibrated\nby hand"),
-            "# calibrated\n# by hand\nsmpi/lat-factor:1039:2;0:1.5\nsmpi/bw-factor:0:0.5\nsmpi/os:0:0.000001:0.0000000001\nsmpi/or:0:0:0\nsmpi/ois:0:0:0\nsmpi/send-is-detached-thresh:4096\n"
+            "# calibrated\n# by hand\nsmpi/lat-factor:1039:2;0:1.5\nsmpi/bw-factor:0:0.5\nsmpi/os:0:1e-6:1e-10\nsmpi/or:0:0:0\nsmpi/ois:0:0:0\nsmpi/send-is-detached-thresh:4096\n"
         );
     }
 }

@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 2 bad input (trace, platform, deployment, configuration), 3 the replay
 //! deadlocked, 1 anything else (I/O on output files).
 
+mod calibrate;
 mod output;
 mod simulate;
 
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Replay a time-independent trace on a platform and print the predicted run time.
     Simulate(simulate::SimulateArgs),
+    /// Measure this machine (ping-pong, reference kernel) and write a calibrated platform.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,15 +6,19 @@
 //! [--late-us US] [--out FILE]`. Rank 0 writes CSV `op,size_bytes,time_secs`, one row per timed
 //! repetition (the calibration takes medians):
 //! * `pingpong`: round trip `MPI_Send` + `MPI_Recv` against `MPI_Recv` + `MPI_Send`, on rank 0;
-//! * `send`: `MPI_Send` while rank 1 posts its receive `late` later (eager sizes: the send
-//!   overhead `smpi/os`; rendezvous sizes wait for the receiver, which reveals the switch);
+//! * `send`: `MPI_Send` while rank 1 posts its receive `late` later (rendezvous sizes wait for
+//!   the receiver, which reveals the eager/rendezvous switch);
+//! * `send_burst`: mean cost of the next 7 back-to-back `MPI_Send` calls of that burst (the
+//!   steady-state send overhead `smpi/os`, with warm caches as in the ping-pong loop);
 //! * `isend`: the `MPI_Isend` call (`smpi/ois`);
-//! * `recv`: `MPI_Recv` on rank 1 of a message sent `late` earlier (`smpi/or` for eager sizes);
+//! * `recv`: `MPI_Recv` on rank 1 of a message sent `late` earlier;
+//! * `recv_burst`: mean cost of the next 7 `MPI_Recv` calls of already-arrived messages
+//!   (`smpi/or` for eager sizes);
 //! * `late`: one row with the delay used.
 //!
 //! Sizes: 1 B to `--max-size` (16 MiB) at powers of two and their 1.5× midpoints, plus sizes
 //! 64 B either side of the usual eager/rendezvous switches (4, 8, 16, 32, 64, 128 KiB). Each size
-//! gets `--warmup` untimed repetitions first; large sizes get fewer repetitions (at least 5) so
+//! gets `--warmup` untimed repetitions first (after 200 untimed 1-byte round trips); large sizes get fewer repetitions (at least 10) so
 //! that no size takes much more than `--reps` × 1 MiB of traffic.
 
 use std::io::Write;
@@ -90,6 +94,9 @@ fn sizes(max_bytes: usize) -> Vec<usize> {
     v
 }
 
+/// Calls per burst in the per-call cost tests.
+const BURST: usize = 8;
+
 fn spin_for(secs: f64) {
     let t0 = mpi::time();
     while mpi::time() - t0 < secs {
@@ -115,9 +122,20 @@ fn main() {
     let sizes = sizes(opts.max_size_bytes);
     let mut buf = vec![0u8; opts.max_size_bytes.max(1)];
     let mut rows: Vec<(&str, usize, f64)> = vec![("late", 0, opts.late_secs)];
+    // Global warm-up: Open MPI's shared-memory transport sets up its per-peer fast boxes only
+    // after a number of sends (btl_vader_fbox_threshold, 16), so the first size would be slow.
+    for _ in 0..200 {
+        if rank == 0 {
+            peer.send(&buf[..1]);
+            peer.receive_into(&mut buf[..1]);
+        } else {
+            peer.receive_into(&mut buf[..1]);
+            peer.send(&buf[..1]);
+        }
+    }
     for (i, &size) in sizes.iter().enumerate() {
         let msg = &mut buf[..size];
-        let reps = opts.reps.min(((opts.reps << 20) / size.max(1)).max(5));
+        let reps = opts.reps.min(((opts.reps << 20) / size.max(1)).max(10));
         // Ping-pong.
         for r in 0..opts.warmup + reps {
             let t0 = mpi::time();
@@ -132,18 +150,27 @@ fn main() {
                 peer.send(&msg[..]);
             }
         }
-        // MPI_Send with a late receiver.
+        // MPI_Send with a late receiver: the first call alone (does it wait?), then the mean of
+        // the next BURST - 1 back-to-back calls (the steady-state per-call cost).
         for r in 0..opts.warmup + reps {
             world.barrier();
             if rank == 0 {
                 let t0 = mpi::time();
                 peer.send(&msg[..]);
+                let t1 = mpi::time();
+                for _ in 1..BURST {
+                    peer.send(&msg[..]);
+                }
+                let t2 = mpi::time();
                 if r >= opts.warmup {
-                    rows.push(("send", size, mpi::time() - t0));
+                    rows.push(("send", size, t1 - t0));
+                    rows.push(("send_burst", size, (t2 - t1) / (BURST - 1) as f64));
                 }
             } else {
                 spin_for(opts.late_secs);
-                peer.receive_into(&mut msg[..]);
+                for _ in 0..BURST {
+                    peer.receive_into(&mut msg[..]);
+                }
             }
         }
         // MPI_Isend call cost.
@@ -163,18 +190,27 @@ fn main() {
                 peer.receive_into(&mut msg[..]);
             }
         }
-        // MPI_Recv of an already-arrived message, timed on rank 1.
-        let mut recv_secs = vec![0f64; reps];
+        // MPI_Recv of already-arrived messages, timed on rank 1: the first call alone, then the
+        // mean of the next BURST - 1 calls.
+        let mut recv_secs = vec![0f64; 2 * reps];
         for r in 0..opts.warmup + reps {
             world.barrier();
             if rank == 0 {
-                peer.send(&msg[..]);
+                for _ in 0..BURST {
+                    peer.send(&msg[..]);
+                }
             } else {
                 spin_for(opts.late_secs);
                 let t0 = mpi::time();
                 peer.receive_into(&mut msg[..]);
+                let t1 = mpi::time();
+                for _ in 1..BURST {
+                    peer.receive_into(&mut msg[..]);
+                }
+                let t2 = mpi::time();
                 if r >= opts.warmup {
-                    recv_secs[r - opts.warmup] = mpi::time() - t0;
+                    recv_secs[2 * (r - opts.warmup)] = t1 - t0;
+                    recv_secs[2 * (r - opts.warmup) + 1] = (t2 - t1) / (BURST - 1) as f64;
                 }
             }
         }
@@ -182,7 +218,10 @@ fn main() {
             peer.send(&recv_secs[..]);
         } else {
             peer.receive_into(&mut recv_secs[..]);
-            rows.extend(recv_secs.iter().map(|&t| ("recv", size, t)));
+            for pair in recv_secs.chunks(2) {
+                rows.push(("recv", size, pair[0]));
+                rows.push(("recv_burst", size, pair[1]));
+            }
             eprint!(
                 "\rtimeless-pingpong: {}/{} sizes ({size} B)    ",
                 i + 1,
