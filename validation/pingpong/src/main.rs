@@ -18,8 +18,10 @@
 //!
 //! Sizes: 1 B to `--max-size` (16 MiB) at powers of two and their 1.5× midpoints, plus sizes
 //! 64 B either side of the usual eager/rendezvous switches (4, 8, 16, 32, 64, 128 KiB). Each size
-//! gets `--warmup` untimed repetitions first (after 200 untimed 1-byte round trips); large sizes get fewer repetitions (at least 10) so
-//! that no size takes much more than `--reps` × 1 MiB of traffic.
+//! gets `--warmup` untimed repetitions before each batch (after 200 untimed 1-byte round
+//! trips); the sweep over sizes is repeated 5 times, each doing a fifth of the repetitions.
+//! Large sizes get fewer repetitions (at least 10) so that no size takes much more than
+//! `--reps` × 1 MiB of traffic.
 
 use std::io::Write;
 
@@ -41,7 +43,7 @@ fn usage(msg: &str) -> ! {
 fn parse_args() -> Options {
     let mut o = Options {
         reps: 30,
-        warmup: 5,
+        warmup: 2,
         max_size_bytes: 16 << 20,
         late_secs: 500e-6,
         out: None,
@@ -94,6 +96,9 @@ fn sizes(max_bytes: usize) -> Vec<usize> {
     v
 }
 
+/// Sweeps over all sizes; each does 1/ROUNDS of every size's repetitions.
+const ROUNDS: usize = 5;
+
 /// Calls per burst in the per-call cost tests.
 const BURST: usize = 8;
 
@@ -133,9 +138,17 @@ fn main() {
             peer.send(&buf[..1]);
         }
     }
-    for (i, &size) in sizes.iter().enumerate() {
+    // The sweep over sizes is repeated ROUNDS times, each round doing a share of the
+    // repetitions: a burst of load from other processes then spreads over many sizes instead of
+    // spoiling every sample of one size.
+    let steps = ROUNDS * sizes.len();
+    for (step, (round, &size)) in (0..ROUNDS)
+        .flat_map(|r| sizes.iter().map(move |s| (r, s)))
+        .enumerate()
+    {
         let msg = &mut buf[..size];
-        let reps = opts.reps.min(((opts.reps << 20) / size.max(1)).max(10));
+        let total = opts.reps.min(((opts.reps << 20) / size.max(1)).max(10));
+        let reps = total / ROUNDS + usize::from(round < total % ROUNDS);
         // Ping-pong.
         for r in 0..opts.warmup + reps {
             let t0 = mpi::time();
@@ -223,9 +236,9 @@ fn main() {
                 rows.push(("recv_burst", size, pair[1]));
             }
             eprint!(
-                "\rtimeless-pingpong: {}/{} sizes ({size} B)    ",
-                i + 1,
-                sizes.len()
+                "\rtimeless-pingpong: {}/{steps} steps (round {}, {size} B)    ",
+                step + 1,
+                round + 1
             );
         }
     }
