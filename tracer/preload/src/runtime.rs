@@ -33,9 +33,14 @@ thread_local! {
 /// call's arguments in their C form (see `args`).
 pub trait Hook<A> {
     /// State carried from `pre` to `post` (request handles read before the call frees them).
-    type Stash;
-    fn pre(t: &mut Tracer, a: &A) -> Result<Self::Stash, Fail>;
-    fn post(t: &mut Tracer, a: &A, stash: Self::Stash, ret: c_int) -> Result<(), Fail>;
+    type Stash: Default;
+    /// Before the call; by default keeps nothing.
+    fn pre(_t: &mut Tracer, _a: &A) -> Result<Self::Stash, Fail> {
+        Ok(Self::Stash::default())
+    }
+    /// After a successful call (`MPI_SUCCESS`): writes the records. A failed call never
+    /// reaches it; [`post`] writes a comment instead.
+    fn post(t: &mut Tracer, a: &A, stash: Self::Stash) -> Result<(), Fail>;
 }
 
 /// Proof that the current call is traced; holds the CPU time at entry.
@@ -72,11 +77,18 @@ pub fn pre<H: Hook<A>, A>(e: &Entry, a: &A) -> Option<H::Stash> {
     })
 }
 
-/// Runs `H::post` if `pre` succeeded, then marks the end of the tracer's time.
+/// Runs `H::post` if `pre` succeeded and the call returned `MPI_SUCCESS` (a failed call is
+/// recorded as a comment), then marks the end of the tracer's time.
 pub fn post<H: Hook<A>, A>(_e: &Entry, a: &A, stash: Option<H::Stash>, ret: c_int) {
     if let Some(stash) = stash {
         with_tracer("post", |t| {
-            let r = H::post(t, a, stash, ret);
+            let r = if ret == crate::mpi::SUCCESS {
+                H::post(t, a, stash)
+            } else {
+                t.note(format_args!(
+                    "an MPI call failed with error {ret}: not recorded"
+                ))
+            };
             t.end_event();
             r
         });

@@ -10,7 +10,7 @@ impl Hook<()> for Finalize {
         t.rec(format_args!("finalize"))?;
         t.close("")
     }
-    fn post(_: &mut Tracer, _: &(), _: (), _: c_int) -> Result<(), Fail> {
+    fn post(_: &mut Tracer, _: &(), _: ()) -> Result<(), Fail> {
         Ok(())
     }
 }
@@ -22,7 +22,7 @@ impl Hook<(MPI_Comm, c_int)> for Abort {
     fn pre(t: &mut Tracer, &(_, code): &(MPI_Comm, c_int)) -> Result<(), Fail> {
         t.close(&format!("# MPI_Abort with error code {code}"))
     }
-    fn post(_: &mut Tracer, _: &(MPI_Comm, c_int), _: (), _: c_int) -> Result<(), Fail> {
+    fn post(_: &mut Tracer, _: &(MPI_Comm, c_int), _: ()) -> Result<(), Fail> {
         Ok(())
     }
 }
