@@ -410,6 +410,7 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
             .as_deref()
             .expect("--gather requires --hostfile");
         gather(hostfile, &local, &out).map_err(Failure::Other)?;
+        let _ = std::fs::remove_dir_all(&local);
     }
     if !status.success() {
         return Err(Failure::Other(anyhow!(

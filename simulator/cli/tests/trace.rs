@@ -286,6 +286,43 @@ fn commsplit() {
 }
 
 #[test]
+fn scattered_mode_gathers_the_rank_files_of_the_hostfile_s_hosts() {
+    if !have_mpi() {
+        return;
+    }
+    let exe = programs().join("ring");
+    let dir = tmp().join("scattered");
+    std::fs::create_dir_all(tmp()).unwrap();
+    let hostfile = tmp().join("hostfile-localhost");
+    std::fs::write(&hostfile, "localhost slots=4\n").unwrap();
+    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let out = timeless(&[
+        "trace",
+        "-n",
+        "4",
+        "--hostfile",
+        hostfile.to_str().unwrap(),
+        "--gather",
+        "-o",
+        dir.to_str().unwrap(),
+        "--",
+        exe.to_str().unwrap(),
+    ]);
+    let (o, e) = text(&out);
+    assert!(out.status.success(), "{o}{e}");
+    assert!(o.contains("Traced 4 ranks"), "{o}");
+    let meta = std::fs::read_to_string(dir.join("trace-meta.json")).unwrap();
+    assert!(
+        meta.contains("\"acquisition_mode\": \"scattered: 4 ranks over the hosts of"),
+        "{meta}"
+    );
+    for r in 0..4 {
+        let t = std::fs::read_to_string(dir.join(format!("rank-{r}.txt"))).unwrap();
+        assert!(t.ends_with(&format!("{r} finalize\n")), "rank {r}");
+    }
+}
+
+#[test]
 fn a_missing_program_is_reported_with_the_launcher_s_failure() {
     if !have_mpi() {
         return;
