@@ -845,3 +845,130 @@ fn mpi_abort_leaves_a_valid_trace() {
     assert!(text.contains("0 bcast 2 0 4"), "{text}");
     assert!(text.ends_with("# MPI_Abort with error code 1"), "{text}");
 }
+
+/// Actions per (keyword, communicator id) of one rank.
+fn kinds(run: &Run, rank: usize) -> BTreeMap<(&'static str, Option<u32>), usize> {
+    let mut m = BTreeMap::new();
+    for (a, c) in run.actions[rank].iter().zip(&run.comms[rank]) {
+        *m.entry((a.keyword(), *c)).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn sub_communicators_are_defined_and_named_on_every_record() {
+    // 2 x 2 grid: rank r is in row r / 2 and column r % 2.
+    let run = trace("commsplit", "commsplit", 4, &["2"], &[]);
+    assert_ok(&run);
+    assert!(run
+        .stdout()
+        .contains("commsplit: 4 ranks on a 2x2 grid, 2 rounds, checksum"));
+    for r in 0..4u32 {
+        let (row, col) = (r / 2, r % 2);
+        let row_members = vec![2 * row, 2 * row + 1];
+        let def = |id: u32, members: Vec<u32>| CommDef { id, members };
+        // In creation order: row split, column split, row duplicate, Cartesian grid, its row
+        // slice, then MPI_COMM_SELF at first use.
+        assert_eq!(
+            run.comm_defs[r as usize],
+            vec![
+                def(1, row_members.clone()),
+                def(2, vec![col, col + 2]),
+                def(3, row_members.clone()),
+                def(4, vec![0, 1, 2, 3]),
+                def(5, row_members.clone()),
+                def(6, vec![r]),
+            ],
+            "rank {r}"
+        );
+        let k = kinds(&run, r as usize);
+        let expected: BTreeMap<(&str, Option<u32>), usize> = [
+            (("init", None), 1),
+            // SimGrid's no-op actions (2 comm_split, 1 comm_dup) decode as one kind.
+            (("comm_size", None), 3),
+            (("bcast", Some(1)), 2),
+            (("allreduce", Some(1)), 2),
+            (("alltoall", Some(1)), 2),
+            // Sendrecv with tag 7 → isend, irecv, wait, wait; then isend/irecv + waitall.
+            (("isend", Some(1)), 4),
+            (("irecv", Some(1)), 4),
+            (("wait", Some(1)), 4),
+            (("waitall", None), 2),
+            (("reduce", Some(2)), 2),
+            (("allgather", Some(2)), 2),
+            (("allreduce", None), 2),
+            (("barrier", Some(3)), 1),
+            (("allreduce", Some(5)), 1),
+            (("allreduce", Some(6)), 1),
+            (("reduce", None), 1),
+            (("finalize", None), 1),
+        ]
+        .into_iter()
+        .collect();
+        let without_compute: BTreeMap<_, _> = k
+            .into_iter()
+            .filter(|((kw, _), _)| *kw != "compute")
+            .collect();
+        assert_eq!(without_compute, expected, "rank {r}");
+        // Roots and peers are world ranks: the row's bcast root is its first rank, the
+        // column's reduce root its last, and the ring shift's peer the other row member.
+        let peer = 2 * row + (1 - col);
+        for (a, c) in run.actions[r as usize].iter().zip(&run.comms[r as usize]) {
+            match (a, c) {
+                (Action::Bcast { root, .. }, Some(1)) => assert_eq!(*root, 2 * row),
+                (Action::Reduce { root, .. }, Some(2)) => assert_eq!(*root, col + 2),
+                (Action::Send { dst, .. }, Some(1)) => assert_eq!(*dst, peer),
+                (Action::Recv { src, .. }, Some(1)) => assert_eq!(*src, peer, "wildcard source"),
+                _ => {}
+            }
+        }
+    }
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+    assert_collectives_agree(&run);
+}
+
+#[test]
+fn the_wavefront_pipeline_sends_each_boundary_once_per_plane_and_sweep() {
+    // 2 x 2 grid, 48 x 48 blocks, 6 planes, 3 iterations: every rank has one downstream and
+    // one upstream neighbour per direction it borders, i.e. 2 per sweep and plane.
+    let run = trace("wavefront", "wavefront", 4, &["48", "6", "3"], &[]);
+    assert_ok(&run);
+    assert!(run
+        .stdout()
+        .contains("wavefront: 4 ranks on a 2x2 grid, n 48, nz 6, 3 iterations, norm"));
+    for r in 0..4usize {
+        assert_eq!(run.count(r, "send"), 36, "rank {r}");
+        assert_eq!(run.count(r, "recv"), 36, "rank {r}");
+        assert_eq!(run.count(r, "allreduce"), 3, "rank {r}");
+        assert_eq!(run.count(r, "isend") + run.count(r, "irecv"), 0, "rank {r}");
+        for a in &run.actions[r] {
+            if let Action::Send { count, dt, .. } = a {
+                assert_eq!((*count, *dt), (48, Some(Datatype::DOUBLE)), "rank {r}");
+            }
+        }
+    }
+    // Rank 3 (south-east corner) waits for its north (1) and west (2) neighbours first.
+    let first_recvs: Vec<(u32, i32)> = run.actions[3]
+        .iter()
+        .filter_map(|a| match a {
+            Action::Recv { src, tag, .. } => Some((*src, *tag)),
+            _ => None,
+        })
+        .take(2)
+        .collect();
+    assert_eq!(first_recvs, vec![(1, 0), (2, 1000)]);
+    // Rank 0 (north-west corner) first sends south (2) then east (1), plane 0.
+    let first_sends: Vec<(u32, i32)> = run.actions[0]
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send { dst, tag, .. } => Some((*dst, *tag)),
+            _ => None,
+        })
+        .take(2)
+        .collect();
+    assert_eq!(first_sends, vec![(2, 0), (1, 1000)]);
+    assert_pairs_match(&run);
+    assert_collectives_agree(&run);
+    assert_simgrid_replays(&run);
+}
