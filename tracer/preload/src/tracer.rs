@@ -414,6 +414,11 @@ impl Tracer {
         Ok(())
     }
 
+    /// Recording resumes after a pause: the compute since the pause is dropped.
+    pub fn resume(&mut self) {
+        self.last_exit = thread_cpu_secs();
+    }
+
     /// Marks the end of the tracer's work for this call: the next burst starts now.
     pub fn end_event(&mut self) {
         self.last_exit = thread_cpu_secs();
@@ -432,6 +437,16 @@ impl Tracer {
             format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed")
         })?;
         Ok(())
+    }
+
+    /// From a signal handler: writes the buffered whole lines, then `last`, and closes the
+    /// trace (see `signals`).
+    pub fn flush_on_signal(&mut self, last: &'static [u8]) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        self.out.write_on_signal(last);
     }
 
     /// After a failure: write what is recorded, with a comment, and stop.

@@ -972,3 +972,121 @@ fn the_wavefront_pipeline_sends_each_boundary_once_per_plane_and_sweep() {
     assert_collectives_agree(&run);
     assert_simgrid_replays(&run);
 }
+
+/// Checks a pause/resume trace: messages of phases 1, 3 and 5 only, one heavy burst (phase
+/// 1's; phases 2 and 4 ran paused), and the comments naming the switches.
+fn assert_phases_1_3_5(run: &Run, pause: &str, resume: &str, info: &str) {
+    for r in 0..run.nranks as usize {
+        let tags: Vec<i32> = run.actions[r]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { tag, .. } => Some(*tag),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tags, vec![1, 3, 5], "rank {r}: sends");
+        assert_eq!(run.count(r, "recv"), 3, "rank {r}");
+        let flops: Vec<f64> = run.actions[r]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Compute { flops } => Some(*flops),
+                _ => None,
+            })
+            .collect();
+        let max = flops.iter().copied().fold(0.0, f64::max);
+        assert_eq!(
+            flops.iter().filter(|&&f| f > max / 4.0).count(),
+            1,
+            "rank {r}: one heavy burst: {flops:?}"
+        );
+        let text = run.lines[r].join("\n");
+        for note in [
+            format!("# tracing paused by {pause}"),
+            format!("# tracing resumed by {resume}"),
+            format!("# tracing paused by {info} TIMELESS_TRACING"),
+            format!("# tracing resumed by {info} TIMELESS_TRACING"),
+        ] {
+            assert_eq!(text.matches(&note).count(), 1, "rank {r}: {note}\n{text}");
+        }
+    }
+    assert_pairs_match(run);
+    assert_collectives_agree(run);
+}
+
+#[test]
+fn pcontrol_and_the_info_key_pause_and_resume_tracing_in_c() {
+    let run = trace("tracing_control", "tracing_control", 3, &[], &[]);
+    assert_ok(&run);
+    // Phases 1..5 with values rank + phase, weighted by the phase: the ring shift.
+    assert!(
+        run.stdout()
+            .contains("tracing_control: 3 ranks, checksum 210"),
+        "{}",
+        run.stdout()
+    );
+    assert_phases_1_3_5(&run, "MPI_Pcontrol(0)", "MPI_Pcontrol(1)", "MPI_Info_set");
+    assert_simgrid_replays(&run);
+}
+
+#[test]
+fn pcontrol_and_the_info_key_pause_and_resume_tracing_in_fortran() {
+    let run = trace("fortran_control", "fortran_control", 3, &[], &[]);
+    assert_ok(&run);
+    assert!(
+        run.stdout()
+            .contains("fortran_control: 3 ranks, checksum 210"),
+        "{}",
+        run.stdout()
+    );
+    assert_phases_1_3_5(&run, "MPI_PCONTROL(0)", "MPI_PCONTROL(1)", "MPI_INFO_SET");
+}
+
+#[test]
+fn ranks_killed_after_mpi_abort_write_their_buffered_records() {
+    // Rank 1 aborts in round 2; mpirun then sends SIGTERM to the others, blocked in MPI_Recv.
+    let run = trace("abort_midway", "abort_midway", 4, &["2", "1"], &[]);
+    assert!(!run.out.status.success());
+    for r in 0..4usize {
+        let text = std::fs::read_to_string(run.dir.join(format!("rank-{r}.txt"))).unwrap();
+        assert!(
+            text.is_empty() || text.ends_with('\n'),
+            "rank {r}: a partial line"
+        );
+    }
+    // The aborting rank: rounds 0 and 1 in full, the receive of round 2, then the abort.
+    let tags = |r: usize, kind: &str| -> Vec<i32> {
+        run.actions[r]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { tag, .. } if kind == "send" => Some(*tag),
+                Action::Recv { tag, .. } if kind == "recv" => Some(*tag),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(tags(1, "recv"), vec![0, 1, 2]);
+    assert_eq!(tags(1, "send"), vec![0, 1]);
+    assert_eq!(
+        run.lines[1].last().map(String::as_str),
+        Some("# MPI_Abort with error code 3")
+    );
+    // The killed ranks: what they did before the abort, then the signal's comment. A rank
+    // killed before its handler could run leaves an empty file (reported, not failed).
+    let mut flushed = 0;
+    for r in [0usize, 2, 3] {
+        if run.lines[r].is_empty() {
+            eprintln!("rank {r} was killed before it could write its trace");
+            continue;
+        }
+        flushed += 1;
+        assert_eq!(
+            run.lines[r].last().map(String::as_str),
+            Some("# terminated by SIGTERM: the trace stops here"),
+            "rank {r}"
+        );
+        assert!(matches!(run.actions[r].first(), Some(Action::Init { .. })));
+        let sends = tags(r, "send");
+        assert!(sends.starts_with(&[0, 1]), "rank {r}: {sends:?}");
+    }
+    assert!(flushed >= 1, "no killed rank wrote its trace");
+}

@@ -65,6 +65,7 @@ creation!(
 pub struct CommFree;
 impl Hook<(*mut MPI_Comm,)> for CommFree {
     type Stash = ();
+    const WHILE_PAUSED: bool = true;
     fn pre(t: &mut Tracer, &(comm,): &(*mut MPI_Comm,)) -> Result<(), Fail> {
         // SAFETY: the communicator argument, read before the call frees it.
         t.comms.forget(unsafe { *comm });

@@ -190,6 +190,7 @@ impl Hook<SomeArgs> for WaitSome {
 pub struct RequestFree;
 impl Hook<(Req,)> for RequestFree {
     type Stash = u64;
+    const WHILE_PAUSED: bool = true;
     fn pre(_: &mut Tracer, &(req,): &(Req,)) -> Result<u64, Fail> {
         // SAFETY: the request argument, read before the call frees it.
         Ok(handle_key(unsafe { *req }))

@@ -6,6 +6,7 @@ use super::*;
 pub struct Finalize;
 impl Hook<()> for Finalize {
     type Stash = ();
+    const WHILE_PAUSED: bool = true;
     fn pre(t: &mut Tracer, _: &()) -> Result<(), Fail> {
         t.rec(format_args!("finalize"))?;
         t.close("")
@@ -19,6 +20,7 @@ impl Hook<()> for Finalize {
 pub struct Abort;
 impl Hook<(MPI_Comm, c_int)> for Abort {
     type Stash = ();
+    const WHILE_PAUSED: bool = true;
     fn pre(t: &mut Tracer, &(_, code): &(MPI_Comm, c_int)) -> Result<(), Fail> {
         t.close(&format!("# MPI_Abort with error code {code}"))
     }
