@@ -6,6 +6,7 @@
 
 mod output;
 mod simulate;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Replay a time-independent trace on a platform and print the predicted run time.
     Simulate(simulate::SimulateArgs),
+    /// Run an MPI program under the tracer: `timeless trace -n 4 -- ./app args`.
+    Trace(trace::TraceArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
+        Command::Trace(args) => trace::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
