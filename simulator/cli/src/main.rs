@@ -7,6 +7,7 @@
 mod calibrate;
 mod output;
 mod simulate;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -24,6 +25,8 @@ struct Cli {
 enum Command {
     /// Replay a time-independent trace on a platform and print the predicted run time.
     Simulate(simulate::SimulateArgs),
+    /// Run an MPI program under the tracer: `timeless trace -n 4 -- ./app args`.
+    Trace(trace::TraceArgs),
     /// Measure this machine (ping-pong, reference kernel) and write a calibrated platform.
     Calibrate(calibrate::CalibrateArgs),
 }
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
+        Command::Trace(args) => trace::run(args),
         Command::Calibrate(args) => calibrate::run(args),
     };
     match result {
