@@ -8,6 +8,7 @@ mod calibrate;
 mod output;
 mod simulate;
 mod trace;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -29,6 +30,8 @@ enum Command {
     Trace(trace::TraceArgs),
     /// Measure this machine (ping-pong, reference kernel) and write a calibrated platform.
     Calibrate(calibrate::CalibrateArgs),
+    /// Predicted vs measured run time of an MPI program: `timeless validate -n 2,4 -- ./app`.
+    Validate(validate::ValidateArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Validate(args) => validate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

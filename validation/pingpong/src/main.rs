@@ -3,7 +3,8 @@
 //! `MPI_Send`, `MPI_Isend` and `MPI_Recv`, reference §10).
 //!
 //! Run with 2 ranks: `mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES]
-//! [--late-us US] [--out FILE]`. Rank 0 writes CSV `op,size_bytes,time_secs`, one row per timed
+//! [--late-us US] [--out FILE]`, or with `--empty` (any rank count) only `MPI_Init` and
+//! `MPI_Finalize`, the launch baseline of `timeless validate`. Rank 0 writes CSV `op,size_bytes,time_secs`, one row per timed
 //! repetition (the calibration takes medians):
 //! * `pingpong`: round trip `MPI_Send` + `MPI_Recv` against `MPI_Recv` + `MPI_Send`, on rank 0;
 //! * `send`: `MPI_Send` while rank 1 posts its receive `late` later (rendezvous sizes wait for
@@ -33,10 +34,11 @@ struct Options {
     max_size_bytes: usize,
     late_secs: f64,
     out: Option<String>,
+    empty: bool,
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("timeless-pingpong: {msg}\nusage: mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES] [--late-us US] [--out FILE]");
+    eprintln!("timeless-pingpong: {msg}\nusage: mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES] [--late-us US] [--out FILE] | --empty");
     std::process::exit(2);
 }
 
@@ -47,6 +49,7 @@ fn parse_args() -> Options {
         max_size_bytes: 16 << 20,
         late_secs: 500e-6,
         out: None,
+        empty: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -66,6 +69,7 @@ fn parse_args() -> Options {
             "--max-size" => o.max_size_bytes = num("--max-size", value("--max-size")) as usize,
             "--late-us" => o.late_secs = num("--late-us", value("--late-us")) * 1e-6,
             "--out" => o.out = Some(value("--out")),
+            "--empty" => o.empty = true,
             "-h" | "--help" => usage("help"),
             other => usage(&format!("unknown argument '{other}'")),
         }
@@ -113,6 +117,10 @@ fn main() {
     let opts = parse_args();
     let universe = mpi::initialize().unwrap_or_else(|| usage("MPI is already initialised"));
     let world = universe.world();
+    if opts.empty {
+        // MPI_Init and MPI_Finalize only: the launch cost `timeless validate` subtracts.
+        return;
+    }
     let rank = world.rank();
     if world.size() != 2 {
         if rank == 0 {
