@@ -11,6 +11,11 @@
 //! 3. **predicted**: the trace replayed on the calibrated platform (`platform.xml`, `smpi.cfg`
 //!    and `hostfile` of `timeless calibrate network`), ranks placed round-robin on its hosts.
 //!
+//! The table also gives the ranks' CPU share in the untraced runs (CPU time / (ranks × wall
+//! time), read from `/proc/self/stat`): the tracer records compute as thread CPU time, so on a
+//! machine shared with other work the measured wall time exceeds the prediction by about the
+//! inverse of the share that was lost.
+//!
 //! The acquisition mode follows `timeless trace`: with more ranks than cores the ranks are
 //! folded (oversubscribed), for the untraced runs too. Output: a table on stdout,
 //! `validate.csv` and `validate.png`/`.svg` in `--out`.
@@ -123,8 +128,22 @@ fn export(launch: &mut Launch, imp: Implementation, command_len: usize, name: &s
     launch.args.splice(at..at, extra);
 }
 
-/// Runs `launch` once and returns its wall time in seconds.
-fn timed_run(launch: &Launch) -> anyhow::Result<f64> {
+/// CPU seconds (user + system) of this process's waited-for descendants: `cutime` + `cstime` of
+/// `/proc/self/stat`, in clock ticks of 1/100 s (Linux's `USER_HZ`). mpirun waits for its
+/// ranks, so a finished run adds the CPU time of every rank. 0 where `/proc` is missing.
+fn children_cpu_secs() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the parenthesised command name; cutime and cstime are fields 16 and 17.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(13) + tick(14)) / 100.0
+}
+
+/// Runs `launch` once and returns its wall time and the CPU time of its processes, in seconds.
+fn timed_run(launch: &Launch) -> anyhow::Result<(f64, f64)> {
     let mut cmd = Command::new(&launch.program);
     cmd.args(&launch.args)
         .stdout(Stdio::null())
@@ -132,11 +151,13 @@ fn timed_run(launch: &Launch) -> anyhow::Result<f64> {
     for (k, v) in &launch.env {
         cmd.env(k, v);
     }
+    let cpu0 = children_cpu_secs();
     let t0 = Instant::now();
     let out = cmd
         .output()
         .with_context(|| format!("cannot start {}", launch.program.to_string_lossy()))?;
     let secs = t0.elapsed().as_secs_f64();
+    let cpu = children_cpu_secs() - cpu0;
     if !out.status.success() {
         bail!(
             "{:?} {:?} failed ({}): {}",
@@ -146,7 +167,7 @@ fn timed_run(launch: &Launch) -> anyhow::Result<f64> {
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    Ok(secs)
+    Ok((secs, cpu))
 }
 
 fn find_empty_program() -> Option<PathBuf> {
@@ -166,6 +187,10 @@ fn find_empty_program() -> Option<PathBuf> {
 struct Row {
     np: usize,
     measured: Vec<f64>,
+    /// CPU share of the ranks in the untraced runs: CPU seconds / (ranks × wall seconds),
+    /// median over the runs. Open MPI ranks poll while they wait, so a share well below
+    /// min(1, cores/ranks) means other processes took the cores.
+    cpu_share: f64,
     baseline_secs: f64,
     predicted_secs: f64,
     mode: String,
@@ -273,12 +298,15 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         let baseline_launch = untraced(&trace::launch_line(&plan, &empty_cmd));
         let mut baseline = Vec::new();
         let mut measured = Vec::new();
+        let mut shares = Vec::new();
         for _ in 0..args.reps {
             bar.set_message(format!("N={np}: launch baseline"));
-            baseline.push(timed_run(&baseline_launch).map_err(Failure::Other)?);
+            baseline.push(timed_run(&baseline_launch).map_err(Failure::Other)?.0);
             bar.inc(1);
             bar.set_message(format!("N={np}: untraced run"));
-            measured.push(timed_run(&program).map_err(Failure::Other)?);
+            let (wall, cpu) = timed_run(&program).map_err(Failure::Other)?;
+            measured.push(wall);
+            shares.push(cpu / (np as f64 * wall));
             bar.inc(1);
         }
         let baseline_secs = median(&baseline).expect("reps >= 1");
@@ -312,6 +340,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
                 .iter()
                 .map(|m| (m - baseline_secs).max(0.0))
                 .collect(),
+            cpu_share: median(&shares).expect("reps >= 1"),
             baseline_secs,
             predicted_secs: report.simulated_time_secs,
             mode: mode_name(&mode),
@@ -403,7 +432,7 @@ fn error_pct(r: &Row) -> f64 {
 fn table(rows: &[Row]) -> String {
     use std::fmt::Write;
     let mut s = String::from(
-        "ranks  mode          measured median       min       max   predicted   error\n",
+        "ranks  mode          measured median       min       max   predicted   error  cpu share\n",
     );
     for r in rows {
         let m = median(&r.measured).expect("reps");
@@ -411,19 +440,20 @@ fn table(rows: &[Row]) -> String {
         let hi = r.measured.iter().copied().fold(0.0, f64::max);
         let _ = writeln!(
             s,
-            "{:>5}  {:<12} {:>14.6} {:>9.6} {:>9.6} {:>11.6} {:>+6.1}%",
+            "{:>5}  {:<12} {:>14.6} {:>9.6} {:>9.6} {:>11.6} {:>+6.1}% {:>9.0}%",
             r.np,
             r.mode,
             m,
             lo,
             hi,
             r.predicted_secs,
-            error_pct(r)
+            error_pct(r),
+            100.0 * r.cpu_share
         );
     }
     let _ = writeln!(
         s,
-        "(seconds; measured = wall time of the launcher minus the median launch baseline: {})",
+        "(seconds; measured = wall time of the launcher minus the median launch baseline: {};\n cpu share = CPU time of the ranks / (ranks x wall time), median of the untraced runs)",
         rows.iter()
             .map(|r| format!("N={} {:.3} s", r.np, r.baseline_secs))
             .collect::<Vec<_>>()
@@ -434,7 +464,7 @@ fn table(rows: &[Row]) -> String {
 
 fn csv(rows: &[Row]) -> String {
     let mut s = String::from(
-        "ranks,mode,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,predicted_secs,error_pct,measured_secs\n",
+        "ranks,mode,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,predicted_secs,error_pct,cpu_share,measured_secs\n",
     );
     for r in rows {
         let m = median(&r.measured).expect("reps");
@@ -442,12 +472,13 @@ fn csv(rows: &[Row]) -> String {
         let hi = r.measured.iter().copied().fold(0.0, f64::max);
         let all: Vec<String> = r.measured.iter().map(|x| format!("{x:.6}")).collect();
         s.push_str(&format!(
-            "{},{},{m:.6},{lo:.6},{hi:.6},{:.6},{:.9},{:.2},{}\n",
+            "{},{},{m:.6},{lo:.6},{hi:.6},{:.6},{:.9},{:.2},{:.3},{}\n",
             r.np,
             r.mode,
             r.baseline_secs,
             r.predicted_secs,
             error_pct(r),
+            r.cpu_share,
             all.join(" ")
         ));
     }

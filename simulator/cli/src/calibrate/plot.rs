@@ -81,6 +81,16 @@ fn bounds(chart: &Chart) -> ((f64, f64), (f64, f64)) {
     ((x0 / 1.5, x1 * 1.5), (y0 / 1.5, y1 * 1.5))
 }
 
+/// A tick label: plain decimals between 0.01 and 1e5 (trailing zeros trimmed), else `1.5e-6`.
+fn tick(v: f64) -> String {
+    if (0.01..1e5).contains(&v.abs()) {
+        let s = format!("{v:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{v:.1e}").replace(".0e", "e")
+    }
+}
+
 fn draw<DB: DrawingBackend>(area: DrawingArea<DB, Shift>, chart: &Chart) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -98,8 +108,8 @@ where
     c.configure_mesh()
         .x_desc(chart.x_label)
         .y_desc(chart.y_label)
-        .x_label_formatter(&|v| format!("{v:.0e}"))
-        .y_label_formatter(&|v| format!("{v:.0e}"))
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
         .draw()
         .map_err(e)?;
     for s in &chart.series {
