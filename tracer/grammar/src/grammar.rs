@@ -133,9 +133,13 @@ impl Grammar {
 
     /// Length of the expansion, saturating at `u64::MAX`. O(symbols).
     pub fn expanded_len(&self) -> u64 {
+        self.weighted_len(|_| 1)
+    }
+
+    /// Sum of `weight(t)` over the expansion's terminals t, saturating. O(symbols).
+    pub fn weighted_len(&self, weight: impl Fn(u64) -> u64) -> u64 {
         let n = self.rule_count();
         let mut len = vec![0u64; n];
-        // Reverse topological order by repeated passes would be quadratic; a DFS post-order is not.
         let mut done = vec![false; n];
         let mut stack = vec![(0u32, 0usize)];
         while let Some(&mut (r, ref mut pos)) = stack.last_mut() {
@@ -143,7 +147,7 @@ impl Grammar {
             if *pos == body.len() {
                 let total = body.iter().fold(0u64, |acc, &(s, e)| {
                     let one = match s {
-                        Symbol::Terminal(_) => 1,
+                        Symbol::Terminal(t) => weight(t),
                         Symbol::Rule(q) => len[q as usize],
                     };
                     acc.saturating_add(one.saturating_mul(e))
@@ -249,18 +253,18 @@ struct Frame {
     done: u64,
 }
 
-/// Depth-first walk of a grammar's expansion with an explicit stack (depth <= rule count).
-/// Memory is O(depth) whatever the expansion's length.
+/// Position in a grammar's expansion: an explicit stack (depth <= rule count) of
+/// (rule, symbol index, repetitions done). Memory is O(depth) whatever the expansion's length.
+/// The cursor does not borrow the grammar, so an owner can keep both side by side.
 #[derive(Debug, Clone)]
-pub struct Walker<'g> {
-    grammar: &'g Grammar,
+pub struct Cursor {
     stack: Vec<Frame>,
 }
 
-impl<'g> Walker<'g> {
-    fn new(grammar: &'g Grammar, start: u32) -> Self {
-        Walker {
-            grammar,
+impl Cursor {
+    /// A cursor at the start of rule `start`'s expansion.
+    pub fn new(start: u32) -> Self {
+        Cursor {
             stack: vec![Frame {
                 rule: start,
                 pos: 0,
@@ -269,24 +273,21 @@ impl<'g> Walker<'g> {
         }
     }
 
-    /// Current stack depth (for tests and statistics).
+    /// Current stack depth.
     pub fn depth(&self) -> usize {
         self.stack.len()
     }
-}
 
-impl Iterator for Walker<'_> {
-    type Item = u64;
-
-    fn next(&mut self) -> Option<u64> {
+    /// The next terminal of `grammar`'s expansion (the grammar this cursor was started on).
+    pub fn next(&mut self, grammar: &Grammar) -> Option<u64> {
         loop {
             let top = self.stack.last_mut()?;
-            let body = self.grammar.body(top.rule);
+            let body = grammar.body(top.rule);
             let Some(&(sym, exp)) = body.get(top.pos as usize) else {
                 self.stack.pop();
                 if let Some(parent) = self.stack.last_mut() {
                     parent.done += 1;
-                    let pexp = self.grammar.body(parent.rule)[parent.pos as usize].1;
+                    let pexp = grammar.body(parent.rule)[parent.pos as usize].1;
                     if parent.done == pexp {
                         parent.pos += 1;
                         parent.done = 0;
@@ -310,5 +311,34 @@ impl Iterator for Walker<'_> {
                 }),
             }
         }
+    }
+}
+
+/// Iterator over a grammar's expansion (a [`Cursor`] with its grammar).
+#[derive(Debug, Clone)]
+pub struct Walker<'g> {
+    grammar: &'g Grammar,
+    cursor: Cursor,
+}
+
+impl<'g> Walker<'g> {
+    fn new(grammar: &'g Grammar, start: u32) -> Self {
+        Walker {
+            grammar,
+            cursor: Cursor::new(start),
+        }
+    }
+
+    /// Current stack depth.
+    pub fn depth(&self) -> usize {
+        self.cursor.depth()
+    }
+}
+
+impl Iterator for Walker<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        self.cursor.next(self.grammar)
     }
 }
