@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 2 bad input (trace, platform, deployment, configuration), 3 the replay
 //! deadlocked, 1 anything else (I/O on output files).
 
+mod compress;
 mod output;
 mod simulate;
 
@@ -23,6 +24,12 @@ struct Cli {
 enum Command {
     /// Replay a time-independent trace on a platform and print the predicted run time.
     Simulate(simulate::SimulateArgs),
+    /// Compress a TI trace into one file (call signature table + grammars merged across ranks).
+    Compress(compress::CompressArgs),
+    /// Expand a compressed trace back into per-rank TI text files and a list file.
+    Decompress(compress::DecompressArgs),
+    /// Print the sizes of a compressed trace (ranks, actions, terminals, rules, bytes per part).
+    Stats(compress::StatsArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -40,6 +47,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
+        Command::Compress(args) => compress::run_compress(args),
+        Command::Decompress(args) => compress::run_decompress(args),
+        Command::Stats(args) => compress::run_stats(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
