@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, Context};
 use clap::Args;
 use timeless_grammar::format::{self, PartSizes};
-use timeless_grammar::text::write_action;
+use timeless_grammar::text::RankTextWriter;
 use timeless_grammar::{offline, CompressedTrace, Precision, DEFAULT_PRECISION};
 use timeless_trace::TraceSource;
 
@@ -105,9 +105,10 @@ pub fn run_decompress(args: DecompressArgs) -> Result<(), Failure> {
         let f = std::fs::File::create(&path).map_err(|e| other(e, &path))?;
         let mut w = std::io::BufWriter::new(f);
         let mut stream = input(trace.rank_stream(r))?;
-        while let Some((action, _comm, _)) = input(stream.next_action())? {
+        let mut text = RankTextWriter::new(r, trace.nranks);
+        while let Some((action, comm, _)) = input(stream.next_action())? {
             line.clear();
-            input(write_action(&mut line, r, &action, trace.nranks))?;
+            input(text.write(&mut line, &action, comm))?;
             w.write_all(line.as_bytes()).map_err(|e| other(e, &path))?;
         }
         w.flush().map_err(|e| other(e, &path))?;

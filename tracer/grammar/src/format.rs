@@ -205,7 +205,7 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
         let offset = h.u64_le("section offset")?;
         let length = h.u64_le("section length")?;
         let end = offset.checked_add(length);
-        if end.map_or(true, |e| e > bytes.len() as u64) {
+        if !matches!(end, Some(e) if e <= bytes.len() as u64) {
             return Err(corrupt(at, format!("section {i} (kind {kind}) spans {offset}+{length}, past the end of the {}-byte file", bytes.len())));
         }
         if let Some(slot) = found.get_mut(kind as usize) {

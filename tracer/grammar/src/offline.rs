@@ -23,8 +23,8 @@ pub fn compress(
     for r in 0..nranks {
         let mut reader = source.open_rank(r as Rank, nranks)?;
         let mut enc = RankEncoder::new(r, precision);
-        while let Some((action, _line)) = reader.next_action()? {
-            enc.push(&action, 0);
+        while let Some(ev) = reader.next_event()? {
+            enc.push(&ev.action, ev.comm);
         }
         groups.push(MergedRanks::from(enc.finish()));
     }

@@ -7,6 +7,7 @@
 //! signature on every rank. Tags, counts, roots and datatype ids are stored as values (roots are
 //! absolute: they are usually the same world rank everywhere). A collective's reduction flops
 //! are stored exactly (f64 bits), as they are part of the call, not a compute phase. The
+//! members of a `comm_def` are displacements too. The
 //! volume of `compute` (flops) and `sleep` (seconds) is *not* in the signature: it goes to the
 //! rank's volume stream ([`crate::volume`]). The last field is the communicator id of the
 //! `comm=<id>` extension (0 = `MPI_COMM_WORLD`), so sub-communicator calls get their own
@@ -58,6 +59,7 @@ mod op {
     pub const REDUCESCATTER: u8 = 24;
     pub const SCAN: u8 = 25;
     pub const EXSCAN: u8 = 26;
+    pub const COMM_DEF: u8 = 27;
 }
 
 struct Enc {
@@ -108,6 +110,16 @@ pub fn split(action: &Action, rank: Rank, comm: u32) -> Split {
         Action::Finalize => e.b.push(op::FINALIZE),
         Action::CommNoop => e.b.push(op::COMM_NOOP),
         Action::Location => e.b.push(op::LOCATION),
+        Action::CommDef { id, world_ranks } => {
+            // Members as displacements from the caller: a row communicator of an SPMD code
+            // has the same signature on every rank of the row.
+            e.b.push(op::COMM_DEF);
+            e.u(u64::from(*id));
+            e.u(world_ranks.len() as u64);
+            for &w in world_ranks {
+                e.peer(w);
+            }
+        }
         Action::Compute { flops } => {
             e.b.push(op::COMPUTE);
             volume = Some(*flops);
@@ -440,6 +452,14 @@ pub fn rebuild(
         op::FINALIZE => Action::Finalize,
         op::COMM_NOOP => Action::CommNoop,
         op::LOCATION => Action::Location,
+        op::COMM_DEF => {
+            let id = d.r.varint_u32("communicator id")?;
+            let n = d.r.count("communicator size", 1)?;
+            let world_ranks = (0..n)
+                .map(|_| d.peer("communicator member"))
+                .collect::<Result<Vec<_>, _>>()?;
+            Action::CommDef { id, world_ranks }
+        }
         op::COMPUTE => Action::Compute {
             flops: need_volume()?,
         },

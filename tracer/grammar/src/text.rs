@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 
-use timeless_trace::{Action, Datatype, Rank, RecvCount, RequestKey};
+use timeless_trace::{Action, CommId, Datatype, Rank, RecvCount, RequestKey, WORLD};
 
 use crate::error::GrammarError;
 
@@ -50,8 +50,60 @@ fn counts(out: &mut String, v: &[u64], nranks: u32, what: &str) -> Result<(), Gr
     Ok(())
 }
 
-/// Appends the TI line (with its trailing newline) of `action` executed by `rank` in a world
-/// of `nranks` ranks.
+/// Writes one rank's actions as TI lines, remembering the size of each communicator the rank
+/// defines (per-peer count vectors of an action on a communicator have its size).
+#[derive(Debug, Clone)]
+pub struct RankTextWriter {
+    rank: Rank,
+    nranks: u32,
+    comm_sizes: rustc_hash::FxHashMap<CommId, u32>,
+}
+
+impl RankTextWriter {
+    /// A writer for world rank `rank` of `nranks`.
+    pub fn new(rank: Rank, nranks: u32) -> Self {
+        RankTextWriter {
+            rank,
+            nranks,
+            comm_sizes: Default::default(),
+        }
+    }
+
+    /// Appends the line (with its newline) of `action` on communicator `comm` (0 = world,
+    /// written without a `comm=` field).
+    ///
+    /// # Errors
+    /// [`GrammarError::Unrepresentable`] for an action no TI line parses to (a count vector
+    /// whose length is not the communicator's size, an undefined communicator...).
+    pub fn write(
+        &mut self,
+        out: &mut String,
+        action: &Action,
+        comm: CommId,
+    ) -> Result<(), GrammarError> {
+        let len = if comm == WORLD {
+            self.nranks
+        } else {
+            *self.comm_sizes.get(&comm).ok_or_else(|| {
+                GrammarError::Unrepresentable(format!(
+                    "communicator {comm} used before its comm_def"
+                ))
+            })?
+        };
+        if let Action::CommDef { id, world_ranks } = action {
+            self.comm_sizes.insert(*id, world_ranks.len() as u32);
+        }
+        write_action(out, self.rank, action, len)?;
+        if comm != WORLD {
+            out.pop();
+            let _ = writeln!(out, " comm={comm}");
+        }
+        Ok(())
+    }
+}
+
+/// Appends the TI line (with its trailing newline) of `action` executed by `rank` on the world
+/// communicator, or on a communicator of `nranks` members (the length of count vectors).
 ///
 /// # Errors
 /// [`GrammarError::Unrepresentable`] for an action no TI line parses to (e.g. a per-rank count
@@ -103,6 +155,12 @@ pub fn write_action(
         }
         Action::Finalize | Action::CommNoop | Action::WaitAll | Action::Barrier => {}
         Action::Location => out.push_str(" unknown 0"),
+        Action::CommDef { id, world_ranks } => {
+            let _ = write!(out, " {id} {}", world_ranks.len());
+            for w in world_ranks {
+                let _ = write!(out, " {w}");
+            }
+        }
         Action::Compute { flops } => num(out, *flops),
         Action::Sleep { secs } => num(out, *secs),
         Action::Send {

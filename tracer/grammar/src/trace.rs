@@ -222,6 +222,7 @@ impl CompressedTrace {
             cursor: Cursor::new(0),
             volume_cursor: VolumeCursor::new(),
             index: 0,
+            world: self.nranks,
         })
     }
 }
@@ -237,6 +238,7 @@ pub struct RankStream {
     cursor: Cursor,
     volume_cursor: VolumeCursor,
     index: u64,
+    world: u32,
 }
 
 impl RankStream {
@@ -284,5 +286,16 @@ impl RankStream {
     /// World rank of this stream.
     pub fn rank(&self) -> Rank {
         self.rank
+    }
+
+    /// Actions returned so far.
+    pub fn position(&self) -> u64 {
+        self.index
+    }
+
+    /// Replays in a world of `nranks` ranks (default: the trace's): peers decoded from
+    /// displacements are checked against it.
+    pub fn set_world_size(&mut self, nranks: u32) {
+        self.world = nranks;
     }
 }

@@ -130,7 +130,7 @@ proptest! {
 
     #[test]
     fn nested_runs(runs in prop::collection::vec((0u64..3, 1usize..6), 0..80)) {
-        let x: Vec<u64> = runs.iter().flat_map(|&(v, k)| std::iter::repeat(v).take(k)).collect();
+        let x: Vec<u64> = runs.iter().flat_map(|&(v, k)| std::iter::repeat_n(v, k)).collect();
         round_trip(&x);
     }
 }
