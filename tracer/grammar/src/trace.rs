@@ -123,10 +123,11 @@ impl CompressedTrace {
 
     /// Size statistics. O(grammar size), no expansion.
     pub fn stats(&self) -> Stats {
+        let per_grammar: Vec<u64> = self.grammars.iter().map(Grammar::expanded_len).collect();
         let actions = self
             .grammar_of_rank
             .iter()
-            .map(|&g| self.grammars[g as usize].expanded_len())
+            .map(|&g| per_grammar[g as usize])
             .fold(0u64, u64::saturating_add);
         Stats {
             ranks: self.nranks,

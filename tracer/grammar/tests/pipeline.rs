@@ -341,6 +341,9 @@ proptest! {
             bytes.truncate(cut.index(bytes.len() + 1));
         }
         if let Ok((t, _)) = read(&bytes) {
+            // What decodes re-encodes to a file that decodes to the same grammars.
+            let (again, _) = write(&t);
+            prop_assert_eq!(&read(&again).unwrap().0.grammars, &t.grammars);
             let t = Arc::new(t);
             for r in 0..t.nranks.min(8) {
                 let mut s = t.rank_stream(r).unwrap();
