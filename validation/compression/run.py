@@ -156,6 +156,8 @@ def main():
         w.writeheader()
         w.writerows(size_rows)
     write_md(dest, rows, size_rows)
+    if not QUICK:
+        shutil.rmtree(WORK)
 
 
 def write_md(dest, rows, size_rows):
