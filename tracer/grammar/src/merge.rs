@@ -122,3 +122,108 @@ pub fn merge_rounds(groups: Vec<MergedRanks>) -> Option<(MergedRanks, u32)> {
     }
     slots[0].take().map(|m| (m, rounds))
 }
+
+impl MergedRanks {
+    /// Wire encoding of a group, for the exchange of one merge round between two processes:
+    /// varints throughout: CST (count, then length + bytes per signature), grammars (count,
+    /// then word count + words of [`Grammar::to_words`] per grammar), volume streams (count,
+    /// then values, blocks, and length + bytes per block), ranks (count, then rank, grammar,
+    /// stream per rank).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        use crate::varint::put_u64;
+        let mut out = Vec::new();
+        put_u64(&mut out, self.cst.len() as u64);
+        for s in self.cst.signatures() {
+            put_u64(&mut out, s.len() as u64);
+            out.extend_from_slice(s);
+        }
+        put_u64(&mut out, self.grammars.len() as u64);
+        for g in &self.grammars {
+            let w = g.to_words();
+            put_u64(&mut out, w.len() as u64);
+            w.iter().for_each(|&x| put_u64(&mut out, x));
+        }
+        put_u64(&mut out, self.volumes.len() as u64);
+        for v in &self.volumes {
+            put_u64(&mut out, v.count);
+            put_u64(&mut out, v.blocks.len() as u64);
+            for b in &v.blocks {
+                put_u64(&mut out, b.len() as u64);
+                out.extend_from_slice(b);
+            }
+        }
+        put_u64(&mut out, self.ranks.len() as u64);
+        for e in &self.ranks {
+            put_u64(&mut out, u64::from(e.rank));
+            put_u64(&mut out, u64::from(e.grammar));
+            put_u64(&mut out, u64::from(e.volumes));
+        }
+        out
+    }
+
+    /// Decodes [`MergedRanks::to_bytes`].
+    ///
+    /// # Errors
+    /// [`crate::GrammarError::Corrupt`] with the byte offset of the first bad field, or an
+    /// index (terminal, grammar, stream) out of range.
+    pub fn from_bytes(bytes: &[u8]) -> Result<MergedRanks, crate::GrammarError> {
+        use crate::varint::Reader;
+        let mut r = Reader::new(bytes, 0);
+        let mut m = MergedRanks::default();
+        let n = r.count("CST entry count", 2)?;
+        for _ in 0..n {
+            let len = r.count("signature length", 1)?;
+            m.cst.intern(r.take(len, "signature")?);
+        }
+        let n = r.count("grammar count", 2)?;
+        for i in 0..n {
+            let at = r.offset();
+            let nw = r.count("grammar word count", 1)?;
+            let words = (0..nw)
+                .map(|_| r.varint("grammar word"))
+                .collect::<Result<Vec<_>, _>>()?;
+            let (g, used) = Grammar::from_words(&words)
+                .map_err(|e| crate::error::corrupt(at, format!("grammar {i}: {e}")))?;
+            let bad_terminal = g
+                .symbols()
+                .iter()
+                .any(|&(s, _)| matches!(s, crate::Symbol::Terminal(t) if t >= m.cst.len() as u64));
+            if used != words.len() || bad_terminal {
+                return Err(crate::error::corrupt(
+                    at,
+                    format!("grammar {i}: trailing words or a terminal outside the CST"),
+                ));
+            }
+            m.add_grammar(g);
+        }
+        let n = r.count("volume stream count", 2)?;
+        for _ in 0..n {
+            let count = r.varint("value count")?;
+            let nb = r.count("block count", 1)?;
+            let blocks = (0..nb)
+                .map(|_| {
+                    let len = r.count("block length", 1)?;
+                    Ok(r.take(len, "zstd block")?.to_vec())
+                })
+                .collect::<Result<Vec<_>, crate::GrammarError>>()?;
+            m.add_volumes(VolumeStream { count, blocks });
+        }
+        let n = r.count("rank count", 3)?;
+        for _ in 0..n {
+            let at = r.offset();
+            let e = RankEntry {
+                rank: r.varint_u32("rank")?,
+                grammar: r.varint_u32("grammar index")?,
+                volumes: r.varint_u32("volume stream index")?,
+            };
+            if e.grammar as usize >= m.grammars.len() || e.volumes as usize >= m.volumes.len() {
+                return Err(crate::error::corrupt(at, "rank entry index out of range"));
+            }
+            m.ranks.push(e);
+        }
+        if !r.is_empty() {
+            return Err(r.error("trailing bytes after the rank entries"));
+        }
+        Ok(m)
+    }
+}

@@ -118,6 +118,11 @@ impl Sequitur {
             .count()
     }
 
+    /// Arena slots ever allocated (live or on the free list): the builder's memory in nodes.
+    pub fn arena_len(&self) -> usize {
+        self.nodes.len()
+    }
+
     /// Live rules, the root included.
     pub fn rule_count(&self) -> usize {
         self.rules.iter().filter(|r| r.live).count()
@@ -523,6 +528,22 @@ mod tests {
         // (a b c)^n: S → R^n, R → a b c.
         let q = build(&chars(&"abc".repeat(333)));
         assert_eq!((q.symbol_count(), q.rule_count()), (4, 2));
+    }
+
+    #[test]
+    fn loop_memory_is_bounded() {
+        // Appending a^n, (a b)^n or (a b c)^n never needs more than a handful of arena slots:
+        // freed slots are reused.
+        for pattern in [&[1u64][..], &[1, 2], &[1, 2, 3]] {
+            let mut q = Sequitur::new();
+            for _ in 0..100_000 {
+                for &t in pattern {
+                    q.push(t);
+                }
+            }
+            assert!(q.arena_len() <= 12, "{pattern:?}: {} slots", q.arena_len());
+            assert_eq!(q.terminal_count(), 100_000 * pattern.len() as u64);
+        }
     }
 
     #[test]

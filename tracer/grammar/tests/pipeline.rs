@@ -96,6 +96,8 @@ fn ring_round_trips_through_the_file_and_dedups_grammars() {
     assert_eq!(s.actions, 8 * (3 + 4 * 200));
     let (bytes, sizes) = write(&t);
     assert_eq!(sizes.total(), bytes.len());
+    // Deterministic: the same input gives the same bytes.
+    assert_eq!(write(&compress(&traces, Precision::Lossless)).0, bytes);
     let (back, sizes2) = read(&bytes).unwrap();
     assert_eq!(sizes, sizes2);
     assert_eq!(replay_all(back), traces);
@@ -115,9 +117,17 @@ fn merge_order_does_not_change_the_streams() {
             .collect()
     };
     let sequential = groups(&traces).into_iter().reduce(merge_pair).unwrap();
+    // Each round's exchange as bytes (what two tracer processes would send each other).
+    let wire = groups(&traces)
+        .into_iter()
+        .map(|g| MergedRanks::from_bytes(&g.to_bytes()).unwrap())
+        .reduce(|a, b| MergedRanks::from_bytes(&merge_pair(a, b).to_bytes()).unwrap())
+        .unwrap();
+    assert_eq!(wire.grammars, sequential.grammars);
+    assert_eq!(wire.ranks, sequential.ranks);
     let (tree, rounds) = merge_rounds(groups(&traces)).unwrap();
     assert_eq!(rounds, 3); // ⌈log2 5⌉
-    for m in [sequential, tree] {
+    for m in [sequential, tree, wire] {
         let t = CompressedTrace::from_merged(m, 5, Precision::Lossless).unwrap();
         assert_eq!(replay_all(t), traces);
     }
@@ -355,5 +365,33 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The merge-round wire encoding rejects damaged input with an error, never a panic.
+    #[test]
+    fn corrupt_wire_groups_never_panic(
+        flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let groups: Vec<MergedRanks> = ring(3, 10)
+            .iter()
+            .enumerate()
+            .map(|(r, acts)| {
+                let mut e = RankEncoder::new(r as u32, Precision::Lossless);
+                acts.iter().for_each(|a| e.push(a, 0));
+                MergedRanks::from(e.finish())
+            })
+            .collect();
+        let mut bytes = merge_rounds(groups).unwrap().0.to_bytes();
+        for (i, v) in flips {
+            let i = i.index(bytes.len());
+            bytes[i] ^= v;
+        }
+        bytes.truncate(cut.index(bytes.len() + 1).max(bytes.len() / 2));
+        let _ = MergedRanks::from_bytes(&bytes);
     }
 }
