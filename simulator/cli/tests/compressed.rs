@@ -144,11 +144,23 @@ fn corpus_replays_identically_from_compressed_files() {
 }
 
 #[test]
-fn bundled_ring_and_subcommunicators() {
+fn bundled_rings_and_subcommunicators() {
     let r = root();
     check(
         &r,
         "traces/ring4/ring.txt",
+        4,
+        &[
+            "--platform".into(),
+            "platforms/mycluster.xml".into(),
+            "--deployment".into(),
+            "deployments/mycluster-ring4.xml".into(),
+        ],
+    );
+    // The seed's dialect (`p1 recv p0`: no count, no tag) round-trips in that dialect.
+    check(
+        &r,
+        "traces/ring4/ring-seed.txt",
         4,
         &[
             "--platform".into(),
