@@ -63,8 +63,10 @@ pub fn load(path: &std::path::Path) -> Result<(CompressedTrace, PartSizes), Fail
 pub fn run_compress(args: CompressArgs) -> Result<(), Failure> {
     let precision = Precision::from_f64(args.precision).ok_or_else(|| {
         Failure::Input(anyhow!(
-            "--precision {}: expected 0 (lossless) or a relative error in (0, 1)",
-            args.precision
+            "--precision {}: expected 0 (lossless) or a relative error in [{}, {}]",
+            args.precision,
+            Precision::MIN_RELATIVE,
+            Precision::MAX_RELATIVE
         ))
     })?;
     let source = input(TraceSource::open(&args.trace))?;

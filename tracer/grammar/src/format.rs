@@ -229,7 +229,7 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
     let nranks = m.varint_u32("rank count")?;
     let at = m.offset();
     let precision = Precision::from_f64(f64::from_bits(m.u64_le("precision")?))
-        .ok_or_else(|| corrupt(at, "precision must be 0 (lossless) or in (0, 1)"))?;
+        .ok_or_else(|| corrupt(at, "precision must be 0 (lossless) or in [1e-9, 0.5]"))?;
     let at = m.offset();
     let unique = m.varint("unique grammar count")?;
     let words = m.varint("grammar word count")?;

@@ -39,11 +39,18 @@ impl Precision {
         }
     }
 
-    /// Inverse of [`Precision::as_f64`]; `None` for a bound outside `[0, 1)` or not finite.
+    /// Smallest relative error accepted: below it, bins of f64 values would overflow `i64` for
+    /// extreme magnitudes; use lossless instead.
+    pub const MIN_RELATIVE: f64 = 1e-9;
+    /// Largest relative error accepted.
+    pub const MAX_RELATIVE: f64 = 0.5;
+
+    /// Inverse of [`Precision::as_f64`]; `None` for a bound that is neither 0 nor in
+    /// `[MIN_RELATIVE, MAX_RELATIVE]`.
     pub fn from_f64(e: f64) -> Option<Precision> {
         if e == 0.0 {
             Some(Precision::Lossless)
-        } else if e.is_finite() && e > 0.0 && e < 1.0 {
+        } else if (Self::MIN_RELATIVE..=Self::MAX_RELATIVE).contains(&e) {
             Some(Precision::Relative(e))
         } else {
             None
@@ -275,7 +282,7 @@ mod tests {
 
     #[test]
     fn binned_error_is_bounded() {
-        for eps in [1e-1, 1e-2, 1e-3, 1e-6] {
+        for eps in [0.5, 1e-1, 1e-2, 1e-3, 1e-6, 1e-9] {
             let p = Precision::Relative(eps);
             let values: Vec<f64> = (0..5000)
                 .map(|i| 1.0 + (i as f64).powf(2.7) * 13.7)
