@@ -5,8 +5,9 @@
 //! both simulated times must agree to 1e-6 relative.
 //!
 //! Needs `mpicc`, `mpif90` and `mpirun`; skipped with a notice when `mpicc` is absent. The
-//! tracer library is the one `cargo test --workspace` builds; `cargo test -p timeless` builds
-//! it with `cargo build -p timeless-preload` first.
+//! tracer library is the one `cargo test --workspace` builds; when it is absent (`cargo test -p
+//! timeless` on a fresh target directory) it is built with `cargo build -p timeless-preload`
+//! into a target directory of its own (the main one is locked by the running `cargo test`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -31,23 +32,33 @@ fn have_mpi() -> bool {
     ok
 }
 
+/// The tracer library built by this test when the target directory has none.
+static PRELOAD: OnceLock<Option<PathBuf>> = OnceLock::new();
+
 /// Builds the programs (once) and makes sure the tracer library exists.
 fn programs() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let exe = PathBuf::from(env!("CARGO_BIN_EXE_timeless"));
         let profile_dir = exe.parent().expect("target/<profile>");
-        if !profile_dir.join("libtimeless_preload.so").exists()
-            && std::env::var_os("TIMELESS_PRELOAD").is_none()
-        {
-            let mut build = Command::new(env!("CARGO"));
-            build.args(["build", "-p", "timeless-preload"]);
-            if profile_dir.file_name().is_some_and(|n| n == "release") {
-                build.arg("--release");
+        let lib = "libtimeless_preload.so";
+        let present = profile_dir.join(lib).exists()
+            || profile_dir.join("deps").join(lib).exists()
+            || std::env::var_os("TIMELESS_PRELOAD").is_some();
+        PRELOAD.get_or_init(|| {
+            if present {
+                return None;
             }
-            let st = build.status().expect("cargo build -p timeless-preload");
+            let target = tmp().join("preload-target");
+            let st = Command::new(env!("CARGO"))
+                .current_dir(root())
+                .args(["build", "-p", "timeless-preload", "--target-dir"])
+                .arg(&target)
+                .status()
+                .expect("cargo build -p timeless-preload");
             assert!(st.success(), "building the tracer library failed");
-        }
+            Some(target.join("debug").join(lib))
+        });
         let build = tmp().join("programs");
         let out = Command::new("make")
             .arg("-C")
@@ -73,8 +84,11 @@ fn text(o: &Output) -> (String, String) {
 }
 
 fn timeless(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_timeless"))
-        .current_dir(root())
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_timeless"));
+    if let Some(Some(lib)) = PRELOAD.get() {
+        cmd.env("TIMELESS_PRELOAD", lib);
+    }
+    cmd.current_dir(root())
         .args(args)
         .output()
         .expect("run timeless")
