@@ -300,6 +300,20 @@ fn commsplit() {
 }
 
 #[test]
+fn tracing_control() {
+    if have_mpi() {
+        trace_and_simulate("tracing_control", &[], "tracing_control: 4 ranks, checksum");
+    }
+}
+
+#[test]
+fn fortran_control() {
+    if have_mpi() {
+        trace_and_simulate("fortran_control", &[], "fortran_control: 4 ranks, checksum");
+    }
+}
+
+#[test]
 fn scattered_mode_gathers_the_rank_files_of_the_hostfile_s_hosts() {
     if !have_mpi() {
         return;
