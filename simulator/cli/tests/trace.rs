@@ -300,6 +300,17 @@ fn commsplit() {
 }
 
 #[test]
+fn persistent() {
+    if have_mpi() {
+        trace_and_simulate(
+            "persistent",
+            &[],
+            "persistent: 4 ranks, 5 iterations, total",
+        );
+    }
+}
+
+#[test]
 fn tracing_control() {
     if have_mpi() {
         trace_and_simulate("tracing_control", &[], "tracing_control: 4 ranks, checksum");

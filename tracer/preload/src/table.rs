@@ -158,6 +158,15 @@ mpi_functions! {
     Probe(source: Int, tag: Int, comm: Comm, status: Status) => Probe;
     Iprobe(source: Int, tag: Int, comm: Comm, flag: IntOut, status: Status) => Probe;
 
+    // Persistent requests.
+    Send_init(buf: SBuf, count: Int, datatype: Type, dest: Int, tag: Int, comm: Comm, request: ReqOut) => SendInit;
+    Ssend_init(buf: SBuf, count: Int, datatype: Type, dest: Int, tag: Int, comm: Comm, request: ReqOut) => SendInit;
+    Rsend_init(buf: SBuf, count: Int, datatype: Type, dest: Int, tag: Int, comm: Comm, request: ReqOut) => SendInit;
+    Bsend_init(buf: SBuf, count: Int, datatype: Type, dest: Int, tag: Int, comm: Comm, request: ReqOut) => SendInit;
+    Recv_init(buf: RBuf, count: Int, datatype: Type, source: Int, tag: Int, comm: Comm, request: ReqOut) => RecvInit;
+    Start(request: Req) => Start;
+    Startall(count: Int, requests: Reqs[count]) => StartAll;
+
     // Completion.
     Wait(request: Req, status: Status) => Wait;
     Test(request: Req, flag: IntOut, status: Status) => Test;

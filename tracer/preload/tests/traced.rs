@@ -1090,3 +1090,48 @@ fn ranks_killed_after_mpi_abort_write_their_buffered_records() {
     }
     assert!(flushed >= 1, "no killed rank wrote its trace");
 }
+
+#[test]
+fn persistent_requests_record_one_isend_or_irecv_per_start() {
+    // 3 ranks, 2 iterations with MPI_Startall/MPI_Waitall, then one with MPI_Start/MPI_Wait.
+    let run = trace("persistent", "persistent", 3, &["2", "10"], &[]);
+    assert_ok(&run);
+    assert!(
+        run.stdout()
+            .contains("persistent: 3 ranks, 2 iterations, total 182232.0"),
+        "{}",
+        run.stdout()
+    );
+    for r in 0..3u32 {
+        let (left, right) = ((r + 2) % 3, (r + 1) % 3);
+        assert_eq!(run.count(r as usize, "isend"), 6, "rank {r}");
+        assert_eq!(run.count(r as usize, "irecv"), 6, "rank {r}");
+        assert_eq!(run.count(r as usize, "waitall"), 2, "rank {r}");
+        assert_eq!(run.count(r as usize, "wait"), 4, "rank {r}");
+        // The MPI_ANY_SOURCE receive (tag 1) names the left neighbour each time it starts.
+        let tag1: Vec<u32> = run.actions[r as usize]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Recv {
+                    src,
+                    tag: 1,
+                    blocking: false,
+                    ..
+                } => Some(*src),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tag1, vec![left; 3], "rank {r}");
+        let text = run.lines[r as usize].join("\n");
+        assert!(
+            text.contains(&format!(
+                "{r} isend {right} 1 10 0\n{r} isend {left} 2 10 0"
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("never completed"), "{text}");
+    }
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+    assert_simgrid_replays(&run);
+}

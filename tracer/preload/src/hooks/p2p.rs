@@ -110,7 +110,10 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
                 t.on(comm, format_args!("irecv {s} {g} {n} {id}"))?;
                 None
             }
-            _ => Some(t.hole(comm)?),
+            _ => {
+                t.comm(comm)?;
+                Some(t.hole()?)
+            }
         };
         let peers = t.comm(comm)?.peers;
         let comm = t.comm_field(comm)?;
@@ -269,4 +272,94 @@ fn probe(
         t.note(format_args!("{keyword} {s} {g}"))?;
     }
     Ok(())
+}
+
+/// `send_init`, `ssend_init`, `rsend_init`, `bsend_init`: nothing is recorded until
+/// `MPI_Start` (the communicator's `comm_def` is written now).
+pub struct SendInit;
+impl Hook<(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for SendInit {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, dest, tag, comm, req): &(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req),
+        _: (),
+    ) -> Result<(), Fail> {
+        let p = match t.peer(comm, dest)? {
+            None => Persistent::Null,
+            Some(dst) => {
+                let (count, dt) = t.volume(count, dt)?;
+                let comm = t.comm_field(comm)?;
+                Persistent::Send {
+                    dst,
+                    tag,
+                    count,
+                    dt,
+                    comm,
+                }
+            }
+        };
+        // SAFETY: the request output of a successful call.
+        t.add_persistent(unsafe { *req }, p);
+        Ok(())
+    }
+}
+
+/// `recv_init`: nothing is recorded until `MPI_Start`.
+pub struct RecvInit;
+impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for RecvInit {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, source, tag, comm, req): &(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req),
+        _: (),
+    ) -> Result<(), Fail> {
+        let p = if source == mpi::proc_null() {
+            Persistent::Null
+        } else {
+            let (count, dt) = t.volume(count, dt)?;
+            let src = if source == mpi::any_source() {
+                None
+            } else {
+                t.peer(comm, source)?
+            };
+            let peers = t.comm(comm)?.peers;
+            Persistent::Recv {
+                src,
+                tag: (tag != mpi::any_tag()).then_some(tag),
+                peers,
+                count,
+                dt,
+                comm: t.comm_field(comm)?,
+            }
+        };
+        // SAFETY: the request output of a successful call.
+        t.add_persistent(unsafe { *req }, p);
+        Ok(())
+    }
+}
+
+/// `start`: the persistent request's `isend` or `irecv`.
+pub struct Start;
+impl Hook<(Req,)> for Start {
+    type Stash = ();
+    fn post(t: &mut Tracer, &(req,): &(Req,), _: ()) -> Result<(), Fail> {
+        // SAFETY: the request argument (a persistent request keeps its handle).
+        t.start(unsafe { *req })
+    }
+}
+
+/// `startall`: each request in order.
+pub struct StartAll;
+impl Hook<(c_int, Req)> for StartAll {
+    type Stash = ();
+    fn post(t: &mut Tracer, &(n, reqs): &(c_int, Req), _: ()) -> Result<(), Fail> {
+        if reqs.is_null() || n <= 0 {
+            return Ok(());
+        }
+        // SAFETY: an array of `n` persistent requests.
+        for &r in unsafe { std::slice::from_raw_parts(reqs, n as usize) } {
+            t.start(r)?;
+        }
+        Ok(())
+    }
 }
