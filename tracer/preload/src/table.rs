@@ -242,6 +242,9 @@ mpi_functions! {
     Comm_split(comm: Comm, color: Int, key: Int, newcomm: CommOut) => CommSplit;
     Comm_split_type(comm: Comm, split_type: Int, key: Int, info: Info, newcomm: CommOut) => CommSplitType;
     Comm_dup(comm: Comm, newcomm: CommOut) => CommDup;
+    Comm_dup_with_info(comm: Comm, info: Info, newcomm: CommOut) => CommDupWithInfo;
+    Comm_create_group(comm: Comm, group: Group, tag: Int, newcomm: CommOut) => CommCreateGroup;
+    Intercomm_merge(intercomm: Comm, high: Int, newintracomm: CommOut) => IntercommMerge;
     Comm_create(comm: Comm, group: Group, newcomm: CommOut) => CommCreate;
     Cart_create(comm_old: Comm, ndims: Int, dims: Ints, periods: Ints, reorder: Int,
              comm_cart: CommOut) => CartCreate;

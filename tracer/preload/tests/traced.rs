@@ -878,14 +878,22 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
                 def(4, vec![0, 1, 2, 3]),
                 def(5, row_members.clone()),
                 def(6, vec![r]),
-            ],
+            ]
+            .into_iter()
+            .chain([def(7, vec![col, col + 2])])
+            // The even ranks' communicator, made by them only.
+            .chain((r % 2 == 0).then(|| def(8, vec![0, 2])))
+            // Rows 0 and 1 merged, row 0 first.
+            .chain([def(if r % 2 == 0 { 9 } else { 8 }, vec![0, 1, 2, 3])])
+            .collect::<Vec<_>>(),
             "rank {r}"
         );
         let k = kinds(&run, r as usize);
         let expected: BTreeMap<(&str, Option<u32>), usize> = [
             (("init", None), 1),
-            // SimGrid's no-op actions (2 comm_split, 1 comm_dup) decode as one kind.
-            (("comm_size", None), 3),
+            // SimGrid's no-op actions (2 comm_split, 2 comm_dup) decode as one kind.
+            (("comm_size", None), 4),
+            (("barrier", Some(7)), 1),
             (("bcast", Some(1)), 2),
             (("allreduce", Some(1)), 2),
             (("alltoall", Some(1)), 2),
@@ -904,6 +912,13 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             (("finalize", None), 1),
         ]
         .into_iter()
+        // Even ranks: on their own communicator (8), then on the merged one (9); odd ranks:
+        // on the merged one (8).
+        .chain(if r % 2 == 0 {
+            vec![(("allreduce", Some(8)), 1), (("allreduce", Some(9)), 1)]
+        } else {
+            vec![(("allreduce", Some(8)), 1)]
+        })
         .collect();
         let without_compute: BTreeMap<_, _> = k
             .into_iter()
