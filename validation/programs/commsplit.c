@@ -2,7 +2,7 @@
  * communicators from MPI_Comm_split (bcast, reduce, allreduce, allgather, alltoall on them, a
  * ring shift with MPI_Sendrecv and MPI_Isend/MPI_Irecv inside each row), a duplicate of a row
  * communicator, a Cartesian communicator and its row slices (MPI_Cart_create, MPI_Cart_sub),
- * MPI_COMM_SELF, MPI_Comm_dup_with_info, MPI_Comm_create_group, an intercommunicator between
+ * MPI_COMM_SELF, MPI_Comm_split_type, MPI_Comm_dup_with_info, MPI_Comm_create_group, an intercommunicator between
  * two rows merged with MPI_Intercomm_merge, and world collectives in between. Integer data only: the checksum printed by
  * rank 0 is exact.
  *
@@ -110,6 +110,11 @@ int main(int argc, char **argv) {
         MPI_Comm_free(&inter);
     }
     MPI_Comm_free(&coldup);
+    /* The ranks sharing this node's memory (all of them on one machine). */
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Barrier(node);
+    MPI_Comm_free(&node);
 
     long total = 0;
     MPI_Reduce(&check, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -885,14 +885,16 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             .chain((r % 2 == 0).then(|| def(8, vec![0, 2])))
             // Rows 0 and 1 merged, row 0 first.
             .chain([def(if r % 2 == 0 { 9 } else { 8 }, vec![0, 1, 2, 3])])
+            // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one machine, every rank.
+            .chain([def(if r % 2 == 0 { 10 } else { 9 }, vec![0, 1, 2, 3])])
             .collect::<Vec<_>>(),
             "rank {r}"
         );
         let k = kinds(&run, r as usize);
         let expected: BTreeMap<(&str, Option<u32>), usize> = [
             (("init", None), 1),
-            // SimGrid's no-op actions (2 comm_split, 2 comm_dup) decode as one kind.
-            (("comm_size", None), 4),
+            // SimGrid's no-op actions (3 comm_split, 2 comm_dup) decode as one kind.
+            (("comm_size", None), 5),
             (("barrier", Some(7)), 1),
             (("bcast", Some(1)), 2),
             (("allreduce", Some(1)), 2),
@@ -912,12 +914,16 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             (("finalize", None), 1),
         ]
         .into_iter()
-        // Even ranks: on their own communicator (8), then on the merged one (9); odd ranks:
-        // on the merged one (8).
+        // Even ranks: on their own communicator (8), on the merged one (9), on the node (10);
+        // odd ranks: on the merged one (8), on the node (9).
         .chain(if r % 2 == 0 {
-            vec![(("allreduce", Some(8)), 1), (("allreduce", Some(9)), 1)]
+            vec![
+                (("allreduce", Some(8)), 1),
+                (("allreduce", Some(9)), 1),
+                (("barrier", Some(10)), 1),
+            ]
         } else {
-            vec![(("allreduce", Some(8)), 1)]
+            vec![(("allreduce", Some(8)), 1), (("barrier", Some(9)), 1)]
         })
         .collect();
         let without_compute: BTreeMap<_, _> = k
