@@ -156,6 +156,10 @@ mpi_functions! {
     Sendrecv_replace(buf: RBuf, count: Int, datatype: Type, dest: Int, sendtag: Int,
              source: Int, recvtag: Int, comm: Comm, status: Status) => SendrecvReplace;
     Probe(source: Int, tag: Int, comm: Comm, status: Status) => Probe;
+    Mprobe(source: Int, tag: Int, comm: Comm, message: MsgOut, status: Status) => Mprobe;
+    Improbe(source: Int, tag: Int, comm: Comm, flag: IntOut, message: MsgOut, status: Status) => Mprobe;
+    Mrecv(buf: RBuf, count: Int, datatype: Type, message: MsgInOut, status: Status) => Mrecv;
+    Imrecv(buf: RBuf, count: Int, datatype: Type, message: MsgInOut, request: ReqOut) => Mrecv;
     Iprobe(source: Int, tag: Int, comm: Comm, flag: IntOut, status: Status) => Probe;
 
     // Persistent requests.

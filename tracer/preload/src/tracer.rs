@@ -225,6 +225,14 @@ pub enum Persistent {
     Null,
 }
 
+/// A message matched by a probe: its sender (world rank), tag and communicator field.
+#[derive(Debug, Clone, Copy)]
+pub struct Matched {
+    pub src: u32,
+    pub tag: i32,
+    pub comm: Option<u32>,
+}
+
 /// What a SimGrid `wait`/`test` names: `src dst tag` (world ranks), and the communicator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WaitKey {
@@ -348,6 +356,8 @@ pub struct Tracer {
     reqs: HashMap<u64, VecDeque<Pending>>,
     /// Persistent requests by handle, from their creation to `MPI_Request_free`.
     persistent: HashMap<u64, Persistent>,
+    /// Messages matched by `MPI_Mprobe`/`MPI_Improbe` and not received yet, by handle.
+    messages: HashMap<u64, Matched>,
     records: u64,
     closed: bool,
 }
@@ -378,6 +388,7 @@ impl Tracer {
             types: TypeTable::from_library(),
             reqs: HashMap::new(),
             persistent: HashMap::new(),
+            messages: HashMap::new(),
             records: 0,
             closed: false,
         }
@@ -724,6 +735,16 @@ impl Tracer {
         if req != mpi::request_null() {
             self.persistent.insert(handle_key(req), p);
         }
+    }
+
+    /// Remembers a message matched by `MPI_Mprobe`/`MPI_Improbe`.
+    pub fn add_message(&mut self, msg: mpi::MPI_Message, m: Matched) {
+        self.messages.insert(handle_key(msg), m);
+    }
+
+    /// The matched message `msg` (a handle key read before the receive freed it), forgotten.
+    pub fn take_message(&mut self, msg: u64) -> Option<Matched> {
+        self.messages.remove(&msg)
     }
 
     /// Forgets a freed persistent request.

@@ -676,6 +676,20 @@ fn every_traced_call_of_the_coverage_program() {
     // Point-to-point on the split, in world ranks: tag 20 goes through isend/irecv/wait.
     assert!(r1.contains("1 isend 3 20 2 0 comm=1"), "{r1}");
     assert!(r1.contains("1 wait 1 3 20 comm=1"), "{r1}");
+    // Matched probes: the receives name the sender and tag the probe matched.
+    for r in 0..4u32 {
+        let (prev, next) = ((r + 3) % 4, (r + 1) % 4);
+        let text = run.lines[r as usize].join("\n");
+        for expected in [
+            format!("# mprobe {prev} 30"),
+            format!("{r} recv {prev} 30 3 1"),
+            format!("# improbe {next} 31"),
+            format!("{r} irecv {next} 31 4 1"),
+            format!("{r} wait {next} {r} 31"),
+        ] {
+            assert!(text.contains(&expected), "rank {r}: {expected}\n{text}");
+        }
+    }
     // MPI_IN_PLACE at the gather root sends the root's block of the receive buffer.
     assert_eq!(run.count(0, "gather"), 2);
     // Sendrecv from MPI_ANY_SOURCE with tag 5: expanded with the real source.

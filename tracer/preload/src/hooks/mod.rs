@@ -20,6 +20,8 @@
 //!   `waitany`/`waitsome`/`testany`/`testsome` → one `wait` per completed request.
 //! * persistent requests: `send_init` and the like record nothing; each `start`/`startall`
 //!   records the request's `isend` or `irecv`, completed like a nonblocking one.
+//! * `mprobe`/`improbe` → a comment; `mrecv`/`imrecv` → `recv`/`irecv` from the sender and
+//!   tag the probe matched.
 //! * `probe`/`iprobe` → a comment (the following receive carries the size).
 //! * nonblocking collectives → the blocking action, recorded when posted; their completion
 //!   records nothing.
@@ -35,7 +37,7 @@ use crate::mpi::{
     self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Op, MPI_Request, MPI_Status,
 };
 use crate::runtime::Hook;
-use crate::tracer::{Counts, Fail, Pending, Persistent, Tracer, WaitKey};
+use crate::tracer::{CommField, Counts, Fail, Matched, Pending, Persistent, Tracer, WaitKey};
 
 mod collective;
 mod comm;

@@ -263,6 +263,120 @@ impl Hook<(c_int, c_int, MPI_Comm, *mut c_int, St)> for Probe {
     }
 }
 
+/// `mprobe`, `improbe` (when a message is found): a comment, and the message's sender kept
+/// for its `mrecv`/`imrecv`.
+pub struct Mprobe;
+type MprobeArgs = (c_int, c_int, MPI_Comm, *mut mpi::MPI_Message, St);
+impl Hook<MprobeArgs> for Mprobe {
+    type Stash = ();
+    fn post(t: &mut Tracer, &(source, tag, comm, msg, st): &MprobeArgs, _: ()) -> Result<(), Fail> {
+        matched_probe(t, "mprobe", (source, tag, comm, msg, st))
+    }
+}
+type ImprobeArgs = (
+    c_int,
+    c_int,
+    MPI_Comm,
+    *mut c_int,
+    *mut mpi::MPI_Message,
+    St,
+);
+impl Hook<ImprobeArgs> for Mprobe {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(source, tag, comm, flag, msg, st): &ImprobeArgs,
+        _: (),
+    ) -> Result<(), Fail> {
+        // SAFETY: flag output of a successful call.
+        if unsafe { *flag } == 0 {
+            return Ok(());
+        }
+        matched_probe(t, "improbe", (source, tag, comm, msg, st))
+    }
+}
+
+fn matched_probe(
+    t: &mut Tracer,
+    keyword: &str,
+    (source, tag, comm, msg, st): MprobeArgs,
+) -> Result<(), Fail> {
+    let Some((src, tag)) = matched(t, comm, source, tag, status(st))? else {
+        return Ok(()); // MPI_PROC_NULL: MPI_MESSAGE_NO_PROC, received as nothing
+    };
+    t.note(format_args!("{keyword} {src} {tag}"))?;
+    let comm = t.comm_field(comm)?;
+    // SAFETY: the message output of a successful call.
+    t.add_message(unsafe { *msg }, Matched { src, tag, comm });
+    Ok(())
+}
+
+/// `mrecv` → `recv`, `imrecv` → `irecv`, with the sender and tag of the probe that matched the
+/// message.
+pub struct Mrecv;
+impl Hook<(RB, c_int, Dt, *mut mpi::MPI_Message, St)> for Mrecv {
+    type Stash = u64;
+    fn pre(_: &mut Tracer, a: &(RB, c_int, Dt, *mut mpi::MPI_Message, St)) -> Result<u64, Fail> {
+        // SAFETY: the message argument, read before the call frees it.
+        Ok(handle_key(unsafe { *a.3 }))
+    }
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, _, _): &(RB, c_int, Dt, *mut mpi::MPI_Message, St),
+        msg: u64,
+    ) -> Result<(), Fail> {
+        let Some(m) = t.take_message(msg) else {
+            return Ok(());
+        };
+        let (n, id) = t.volume(count, dt)?;
+        t.rec(format_args!(
+            "recv {} {} {n} {id}{}",
+            m.src,
+            m.tag,
+            CommField(m.comm)
+        ))
+    }
+}
+impl Hook<(RB, c_int, Dt, *mut mpi::MPI_Message, Req)> for Mrecv {
+    type Stash = u64;
+    fn pre(_: &mut Tracer, a: &(RB, c_int, Dt, *mut mpi::MPI_Message, Req)) -> Result<u64, Fail> {
+        // SAFETY: the message argument, read before the call frees it.
+        Ok(handle_key(unsafe { *a.3 }))
+    }
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, _, req): &(RB, c_int, Dt, *mut mpi::MPI_Message, Req),
+        msg: u64,
+    ) -> Result<(), Fail> {
+        let Some(m) = t.take_message(msg) else {
+            return Ok(());
+        };
+        let (n, id) = t.volume(count, dt)?;
+        t.rec(format_args!(
+            "irecv {} {} {n} {id}{}",
+            m.src,
+            m.tag,
+            CommField(m.comm)
+        ))?;
+        let me = t.rank();
+        // SAFETY: the request output of a successful call.
+        t.track(
+            unsafe { *req },
+            Pending::Recv {
+                src: Some(m.src),
+                tag: Some(m.tag),
+                // Only read for a wildcard source, which this receive does not have.
+                peers: std::sync::Arc::from([me]),
+                comm: m.comm,
+                count: n,
+                dt: id,
+                hole: None,
+            },
+        );
+        Ok(())
+    }
+}
+
 fn probe(
     t: &mut Tracer,
     keyword: &str,
