@@ -325,6 +325,40 @@ fn fortran_control() {
 }
 
 #[test]
+fn folding_confines_the_ranks_to_the_cores_it_names() {
+    if !have_mpi() {
+        return;
+    }
+    let exe = programs().join("ring");
+    let dir = tmp().join("folded");
+    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let out = timeless(&[
+        "trace",
+        "-n",
+        "2",
+        "--fold",
+        "2",
+        "-o",
+        dir.to_str().unwrap(),
+        "--",
+        exe.to_str().unwrap(),
+        "2",
+        "1000",
+        "1000",
+    ]);
+    let (o, e) = text(&out);
+    assert!(out.status.success(), "{o}{e}");
+    assert!(o.contains("Traced 2 ranks"), "{o}");
+    let meta = std::fs::read_to_string(dir.join("trace-meta.json")).unwrap();
+    assert!(
+        meta.contains("\"acquisition_mode\": \"folding: 2 ranks on 1 core (2 ranks per core)\""),
+        "{meta}"
+    );
+    // Each rank saw one allowed CPU (taskset on the launcher, no binding).
+    assert!(meta.contains("\"per_rank_allowed_cpus\": [1, 1]"), "{meta}");
+}
+
+#[test]
 fn scattered_mode_gathers_the_rank_files_of_the_hostfile_s_hosts() {
     if !have_mpi() {
         return;
