@@ -676,6 +676,7 @@ fn every_traced_call_of_the_coverage_program() {
     // Point-to-point on the split, in world ranks: tag 20 goes through isend/irecv/wait.
     assert!(r1.contains("1 isend 3 20 2 0 comm=1"), "{r1}");
     assert!(r1.contains("1 wait 1 3 20 comm=1"), "{r1}");
+    assert_comms_agree(&run.comm_defs);
     // Matched probes: the receives name the sender and tag the probe matched.
     for r in 0..4u32 {
         let (prev, next) = ((r + 3) % 4, (r + 1) % 4);
@@ -860,6 +861,50 @@ fn mpi_abort_leaves_a_valid_trace() {
     assert!(text.ends_with("# MPI_Abort with error code 1"), "{text}");
 }
 
+/// The communicator extension's identity rule: a communicator is (ordered member list,
+/// occurrence index of that list among a rank's own `comm_def`s). Every rank that defines it
+/// must be a member, and every member must define it.
+fn assert_comms_agree(defs: &[Vec<CommDef>]) {
+    let mut definers: BTreeMap<(Vec<u32>, usize), Vec<u32>> = BTreeMap::new();
+    for (r, rank_defs) in defs.iter().enumerate() {
+        let mut seen: BTreeMap<&Vec<u32>, usize> = BTreeMap::new();
+        for d in rank_defs {
+            assert!(d.members.contains(&(r as u32)), "rank {r} defines {d:?}");
+            let k = seen.entry(&d.members).or_insert(0);
+            definers
+                .entry((d.members.clone(), *k))
+                .or_default()
+                .push(r as u32);
+            *k += 1;
+        }
+    }
+    for ((members, occurrence), ranks) in definers {
+        let mut sorted = members.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            ranks, sorted,
+            "communicator {members:?} (occurrence {occurrence}) defined by {ranks:?}"
+        );
+    }
+}
+
+#[test]
+fn the_committed_commsplit_trace_follows_the_communicator_identity_rule() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/commsplit4");
+    let defs: Vec<Vec<CommDef>> = (0..4)
+        .map(|r| {
+            std::fs::read_to_string(dir.join(format!("rank-{r}.txt")))
+                .expect("committed trace")
+                .lines()
+                .filter_map(|l| split_comm(l).expect("valid record").0)
+                .collect()
+        })
+        .collect();
+    assert_eq!(defs[0].len(), 10);
+    assert_eq!(defs[1].len(), 9);
+    assert_comms_agree(&defs);
+}
+
 /// Actions per (keyword, communicator id) of one rank.
 fn kinds(run: &Run, rank: usize) -> BTreeMap<(&'static str, Option<u32>), usize> {
     let mut m = BTreeMap::new();
@@ -958,6 +1003,7 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             }
         }
     }
+    assert_comms_agree(&run.comm_defs);
     assert_pairs_match(&run);
     assert_requests_balanced(&run, 0);
     assert_collectives_agree(&run);
