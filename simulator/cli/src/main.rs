@@ -5,6 +5,7 @@
 //! deadlocked, 1 anything else (I/O on output files).
 
 mod calibrate;
+mod compress;
 mod output;
 mod simulate;
 mod trace;
@@ -29,6 +30,12 @@ enum Command {
     Trace(trace::TraceArgs),
     /// Measure this machine (ping-pong, reference kernel) and write a calibrated platform.
     Calibrate(calibrate::CalibrateArgs),
+    /// Compress a TI trace into one file (call signature table + grammars merged across ranks).
+    Compress(compress::CompressArgs),
+    /// Expand a compressed trace back into per-rank TI text files and a list file.
+    Decompress(compress::DecompressArgs),
+    /// Print the sizes of a compressed trace (ranks, actions, terminals, rules, bytes per part).
+    Stats(compress::StatsArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -48,6 +55,9 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Compress(args) => compress::run_compress(args),
+        Command::Decompress(args) => compress::run_decompress(args),
+        Command::Stats(args) => compress::run_stats(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
