@@ -9,6 +9,7 @@ mod compress;
 mod output;
 mod simulate;
 mod trace;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -36,6 +37,8 @@ enum Command {
     Decompress(compress::DecompressArgs),
     /// Print the sizes of a compressed trace (ranks, actions, terminals, rules, bytes per part).
     Stats(compress::StatsArgs),
+    /// Predicted vs measured run time of an MPI program: `timeless validate -n 2,4 -- ./app`.
+    Validate(validate::ValidateArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Compress(args) => compress::run_compress(args),
         Command::Decompress(args) => compress::run_decompress(args),
         Command::Stats(args) => compress::run_stats(args),
+        Command::Validate(args) => validate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
