@@ -545,11 +545,11 @@ impl<'p, S: TimedStream> Engine<'p, S> {
                 self.ranks[r as usize].stream.origin(),
                 line,
                 ErrorKind::Inconsistent(format!(
-                    "collective #{seq} on this communicator is {} (root {:?}) here but {} (root {:?}) at {}",
+                    "collective #{seq} on this communicator is {} with root {} here but {} with root {} at {}",
                     op.keyword(),
-                    root,
+                    root.map_or("none".to_string(), |r| r.to_string()),
                     iop.keyword(),
-                    iroot,
+                    iroot.map_or("none".to_string(), |r| r.to_string()),
                     self.origin(fr, fl)
                 )),
             ));

@@ -3,7 +3,7 @@
 //!
 //! Two inputs, two methods:
 //!
-//! * **Timed traces** ([`format`]: per rank, the enter and exit timestamps of every MPI call
+//! * **Timed traces** ([`format`](mod@format): per rank, the enter and exit timestamps of every MPI call
 //!   and region, with message and collective identities). [`engine`] implements the trace-based
 //!   compensation of Wolf, Malony, Shende and Morris (`004_*` §3, the algorithms of KOJAK's
 //!   compensation filter): the per-event overhead `O` is subtracted from independent events
@@ -30,7 +30,8 @@ pub mod ti;
 
 pub use cost::{CopyCost, NToNRule, Params};
 pub use engine::{
-    compensate, CollectSink, Compensated, Engine, NoSink, Pair, RankAccount, Sink, Summary,
+    compensate, CollectSink, CollectedRecord, Compensated, Engine, NoSink, Pair, RankAccount, Sink,
+    Summary,
 };
 pub use error::{Error, ErrorKind};
 pub use format::{parse_line, TimedReader, TimedSource, TimedStream, VecStream, TIMED_LIST_FILE};
