@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 2 bad input (trace, platform, deployment, configuration), 3 the replay
 //! deadlocked, 1 anything else (I/O on output files).
 
+mod compensate;
 mod output;
 mod simulate;
 
@@ -23,6 +24,8 @@ struct Cli {
 enum Command {
     /// Replay a time-independent trace on a platform and print the predicted run time.
     Simulate(simulate::SimulateArgs),
+    /// Remove the tracer's overhead from a timed trace (004 §3) and write the approximated timelines.
+    Compensate(compensate::CompensateArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
+        Command::Compensate(args) => compensate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
