@@ -474,3 +474,140 @@ impl Sink for Writers {
 fn json_string(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
+
+/// Burst compensation of a time-independent replay (`timeless simulate`, issue item 2).
+pub enum BurstStatus {
+    /// `--no-compensation`.
+    Off,
+    /// No `trace-meta.json` where it was looked for: nothing to compensate.
+    NoMetadata(Vec<PathBuf>),
+    /// Applied with this metadata; the amounts removed per rank.
+    Applied {
+        meta: TraceMeta,
+        accounts: Vec<timeless_compensate::BurstAccount>,
+    },
+}
+
+/// Finds `trace-meta.json` next to the trace argument (a list file or shared trace) or next to
+/// rank 0's file. `Ok(Err(dirs))`: none, with the directories looked in.
+pub fn find_meta(
+    trace_arg: Option<&std::path::Path>,
+    traces: &timeless_trace::TraceSource,
+) -> Result<Result<TraceMeta, Vec<PathBuf>>, Failure> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let parent = |p: &std::path::Path| {
+        p.parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default()
+    };
+    if let Some(t) = trace_arg {
+        dirs.push(parent(t));
+    }
+    let first = match traces {
+        timeless_trace::TraceSource::PerRank(v) => v.first().cloned(),
+        timeless_trace::TraceSource::Shared(p) => Some(p.clone()),
+    };
+    if let Some(f) = first {
+        let d = parent(&f);
+        if !dirs.contains(&d) {
+            dirs.push(d);
+        }
+    }
+    for d in &dirs {
+        if let Some(m) = input(TraceMeta::find(d))? {
+            return Ok(Ok(m));
+        }
+    }
+    Ok(Err(dirs))
+}
+
+/// The compensation section of `timeless simulate`'s text report.
+pub fn burst_text(s: &BurstStatus) -> String {
+    let show = |d: &PathBuf| {
+        if d.as_os_str().is_empty() {
+            ".".to_string()
+        } else {
+            d.display().to_string()
+        }
+    };
+    match s {
+        BurstStatus::Off => "\nOverhead compensation: off (--no-compensation)\n".to_string(),
+        BurstStatus::NoMetadata(dirs) => format!(
+            "\nOverhead compensation: nothing to compensate (no trace-meta.json in {})\n",
+            dirs.iter().map(show).collect::<Vec<_>>().join(", ")
+        ),
+        BurstStatus::Applied { meta, accounts } => {
+            let mut o = format!(
+                "\nOverhead compensation: each compute burst lost (MPI events it spans) x O, at the rank's reference speed ({})\n",
+                meta.path.display()
+            );
+            o.push_str(&format!(
+                "{:>5}  {:>14}  {:>16}  {:>8}  {:>8}  {:>18}  {:>14}  {:>8}\n",
+                "rank",
+                "O (s)",
+                "speed (flop/s)",
+                "events",
+                "bursts",
+                "removed (flops)",
+                "removed (s)",
+                "clamped"
+            ));
+            for (r, a) in accounts.iter().enumerate() {
+                o.push_str(&format!(
+                    "{:>5}  {:>14.9}  {:>16.6e}  {:>8}  {:>8}  {:>18.1}  {:>14.9}  {:>8}\n",
+                    r,
+                    meta.overhead_secs[r],
+                    meta.speed_flops_per_sec[r],
+                    a.events,
+                    a.bursts,
+                    a.removed_flops,
+                    a.removed_secs,
+                    a.clamped_bursts
+                ));
+            }
+            o.push_str(&format!(
+                "total  removed {:.1} flops, {:.9} s of rank time\n",
+                accounts.iter().map(|a| a.removed_flops).sum::<f64>(),
+                accounts.iter().map(|a| a.removed_secs).sum::<f64>()
+            ));
+            o
+        }
+    }
+}
+
+/// Adds a `"compensation"` member to `timeless simulate`'s JSON report.
+pub fn burst_json(report_json: &str, s: &BurstStatus) -> String {
+    let value = match s {
+        BurstStatus::Off => serde_json::json!({"applied": false, "reason": "--no-compensation"}),
+        BurstStatus::NoMetadata(_) => serde_json::json!({
+            "applied": false,
+            "reason": "no trace-meta.json next to the trace: nothing to compensate"
+        }),
+        BurstStatus::Applied { meta, accounts } => serde_json::json!({
+            "applied": true,
+            "metadata": meta.path.display().to_string(),
+            "ranks": accounts.iter().enumerate().map(|(r, a)| serde_json::json!({
+                "rank": r,
+                "overhead_secs": meta.overhead_secs[r],
+                "reference_speed_flops_per_sec": meta.speed_flops_per_sec[r],
+                "events": a.events,
+                "bursts": a.bursts,
+                "removed_flops": a.removed_flops,
+                "removed_secs": a.removed_secs,
+                "clamped_bursts": a.clamped_bursts,
+            })).collect::<Vec<_>>(),
+            "removed_flops": accounts.iter().map(|a| a.removed_flops).sum::<f64>(),
+            "removed_secs": accounts.iter().map(|a| a.removed_secs).sum::<f64>(),
+        }),
+    };
+    // The report is one pretty-printed object: insert the member before its closing brace.
+    let body = report_json
+        .trim_end()
+        .strip_suffix('}')
+        .unwrap_or(report_json)
+        .trim_end();
+    let member = serde_json::to_string_pretty(&value)
+        .expect("plain data serializes")
+        .replace('\n', "\n  ");
+    format!("{body},\n  \"compensation\": {member}\n}}\n")
+}

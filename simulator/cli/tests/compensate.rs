@@ -144,3 +144,118 @@ fn without_overhead_nothing_is_compensated_and_bad_input_exits_2() {
     assert_eq!(code, 2);
     assert!(err.contains("bad.txt:1: region needs a name"), "{err}");
 }
+
+fn platform() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../platforms/mycluster.xml")
+        .display()
+        .to_string()
+}
+
+/// A two-rank TI trace with its `trace-meta.json`: reference speed 1e9 flop/s, O = 100 µs on
+/// rank 0 and 200 µs on rank 1, i.e. 1e5 and 2e5 flops per event.
+fn ti_trace(dir: &Path) {
+    std::fs::write(
+        dir.join("rank-0.txt"),
+        "0 init\n0 compute 1170000\n0 comm_size\n0 comm_size\n0 compute 2340000\n0 finalize\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("rank-1.txt"),
+        "1 init\n1 compute 585000\n1 finalize\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("trace-list.txt"), "rank-0.txt\nrank-1.txt\n").unwrap();
+    std::fs::write(
+        dir.join("trace-meta.json"),
+        r#"{"ranks": 2,
+ "hosts": [{"name": "h", "ranks": [0, 1], "cpus": 2, "reference_speed_flops_per_sec": 1e9}],
+ "tracer_overhead": {"per_event_secs_median": 1.5e-4, "per_rank_per_event_secs": [1e-4, 2e-4]}}"#,
+    )
+    .unwrap();
+}
+
+#[test]
+fn simulate_removes_the_overhead_charged_to_each_burst() {
+    // Rank 0: burst 1 spans 1 event (init): 1170000 - 1e5 = 1070000 flops; burst 2 spans 2
+    //   (comm_size x 2): 2340000 - 2e5 = 2140000. Removed 3e5 flops = 300 µs at 1e9 flop/s.
+    // Rank 1: burst spans init: 585000 - 2e5 = 385000. Removed 2e5 flops = 200 µs.
+    // On mycluster's 1.17 Gflop/s hosts (one rank per host), init, comm_size and finalize take
+    // no time: rank 0 finishes at 3210000 / 1.17e9 = 2.743589743590 ms (3 ms uncompensated),
+    // rank 1 at 385000 / 1.17e9 = 0.329059829060 ms (0.5 ms).
+    let dir = tempfile::tempdir().unwrap();
+    ti_trace(dir.path());
+    let p = platform();
+    let (out, err, code) = timeless(
+        dir.path(),
+        &["simulate", "trace-list.txt", "-p", &p, "--format", "json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let close = |a: &serde_json::Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-12;
+    assert!(close(&v["simulated_time"], 3_210_000.0 / 1.17e9), "{out}");
+    assert!(
+        close(&v["ranks"][1]["finish_time"], 385_000.0 / 1.17e9),
+        "{out}"
+    );
+    let c = &v["compensation"];
+    assert_eq!(c["applied"], true);
+    assert!(close(&c["ranks"][0]["removed_flops"], 300_000.0), "{out}");
+    assert!(close(&c["ranks"][1]["removed_flops"], 200_000.0), "{out}");
+    assert!(close(&c["ranks"][0]["removed_secs"], 3e-4), "{out}");
+    assert_eq!(c["ranks"][0]["events"], 4);
+    assert_eq!(c["ranks"][0]["bursts"], 2);
+    assert!(close(&c["removed_flops"], 500_000.0), "{out}");
+
+    let (out, err, code) = timeless(
+        dir.path(),
+        &["simulate", "trace-list.txt", "-p", &p, "--no-compensation"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("Simulated time: 0.003000000000 s\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Overhead compensation: off (--no-compensation)"),
+        "{out}"
+    );
+
+    let (out, _, _) = timeless(dir.path(), &["simulate", "trace-list.txt", "-p", &p]);
+    assert!(
+        out.starts_with("Simulated time: 0.002743589744 s\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("total  removed 500000.0 flops, 0.000500000 s of rank time"),
+        "{out}"
+    );
+}
+
+#[test]
+fn simulate_without_metadata_says_nothing_is_compensated() {
+    let dir = tempfile::tempdir().unwrap();
+    ti_trace(dir.path());
+    std::fs::remove_file(dir.path().join("trace-meta.json")).unwrap();
+    let p = platform();
+    let (out, err, code) = timeless(dir.path(), &["simulate", "trace-list.txt", "-p", &p]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("Simulated time: 0.003000000000 s\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("nothing to compensate (no trace-meta.json in"),
+        "{out}"
+    );
+    let (out, _, _) = timeless(
+        dir.path(),
+        &["simulate", "trace-list.txt", "-p", &p, "--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["compensation"]["applied"], false);
+    std::fs::write(dir.path().join("trace-meta.json"), "{\"ranks\": 2}").unwrap();
+    let (_, err, code) = timeless(dir.path(), &["simulate", "trace-list.txt", "-p", &p]);
+    assert_eq!(code, 2);
+    assert!(err.contains("trace-meta.json: bad trace metadata"), "{err}");
+}

@@ -10,17 +10,28 @@
 //! charged `k × O` seconds, so compensation removes `k × O × speed` flops from it, never going
 //! below zero flops (the eq. 1 rule, `max(0, gap - O)`, applied to volumes).
 //!
-//! Events are the actions that stand for a traced MPI call: everything but `compute`, `sleep`
-//! and `location`. MPI calls the tracer writes only as comments (probes) are not in the action
+//! Events are the actions that stand for a traced MPI call: everything but `compute`, `sleep`,
+//! `location` and `comm_def` (a declaration written next to the call that created the
+//! communicator). MPI calls the tracer writes only as comments (probes) are not in the action
 //! stream and are not counted, which errs on the side of removing too little.
+//!
+//! [`CompensatedTrace`] applies this to a whole trace as a [`TraceSet`] adapter: the replay
+//! opens each rank through it and reads compensated actions, streamed; the amounts removed are
+//! read back per rank after the run.
 
-use timeless_trace::Action;
+use std::cell::Cell;
+use std::path::Path;
+use std::rc::Rc;
+
+use timeless_trace::{Action, ActionStream, Event, Rank, TraceError, TraceSet};
+
+use crate::meta::TraceMeta;
 
 /// Whether `a` stands for a traced MPI call.
 pub fn is_mpi_event(a: &Action) -> bool {
     !matches!(
         a,
-        Action::Compute { .. } | Action::Sleep { .. } | Action::Location
+        Action::Compute { .. } | Action::Sleep { .. } | Action::Location | Action::CommDef { .. }
     )
 }
 
@@ -93,38 +104,96 @@ impl BurstCompensator {
     }
 }
 
-/// An action stream (`(action, line)` items, as `timeless_trace::RankReader` yields them) with
-/// every burst compensated.
-#[derive(Debug)]
-pub struct Compensated<I> {
-    inner: I,
+/// A rank's action stream with every burst compensated; publishes its account after each action.
+pub struct CompensatedStream {
+    inner: Box<dyn ActionStream>,
     comp: BurstCompensator,
+    account: Rc<Cell<BurstAccount>>,
 }
 
-impl<I> Compensated<I> {
-    /// Wraps `inner`.
-    pub fn new(inner: I, comp: BurstCompensator) -> Self {
-        Compensated { inner, comp }
-    }
-
-    /// What was removed so far.
-    pub fn account(&self) -> BurstAccount {
-        self.comp.account()
-    }
-}
-
-impl<I, E> Iterator for Compensated<I>
-where
-    I: Iterator<Item = Result<(Action, u64), E>>,
-{
-    type Item = Result<(Action, u64), E>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let mut item = self.inner.next()?;
-        if let Ok((a, _)) = &mut item {
-            self.comp.apply(a);
+impl CompensatedStream {
+    /// Wraps `inner`; `account` receives what was removed so far.
+    pub fn new(
+        inner: Box<dyn ActionStream>,
+        comp: BurstCompensator,
+        account: Rc<Cell<BurstAccount>>,
+    ) -> Self {
+        CompensatedStream {
+            inner,
+            comp,
+            account,
         }
-        Some(item)
+    }
+}
+
+impl ActionStream for CompensatedStream {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        let mut ev = self.inner.next_event()?;
+        if let Some(e) = &mut ev {
+            self.comp.apply(&mut e.action);
+            self.account.set(self.comp.account());
+        }
+        Ok(ev)
+    }
+
+    fn origin(&self) -> &Path {
+        self.inner.origin()
+    }
+
+    fn foreign_lines(&self) -> u64 {
+        self.inner.foreign_lines()
+    }
+}
+
+/// A trace whose ranks are read through [`CompensatedStream`]s, with the overhead and reference
+/// speed of each rank (from `trace-meta.json`). Ranks beyond the metadata are left unchanged.
+pub struct CompensatedTrace<'t> {
+    inner: &'t dyn TraceSet,
+    per_rank: Vec<(f64, f64)>,
+    accounts: Vec<Rc<Cell<BurstAccount>>>,
+}
+
+impl<'t> CompensatedTrace<'t> {
+    /// `inner` compensated with `meta`'s per-rank overhead and reference speed.
+    pub fn new(inner: &'t dyn TraceSet, meta: &TraceMeta) -> Self {
+        let per_rank: Vec<(f64, f64)> = meta
+            .overhead_secs
+            .iter()
+            .zip(&meta.speed_flops_per_sec)
+            .map(|(&o, &s)| (o, s))
+            .collect();
+        CompensatedTrace {
+            inner,
+            accounts: per_rank.iter().map(|_| Rc::default()).collect(),
+            per_rank,
+        }
+    }
+
+    /// What was removed from each rank's bursts (one entry per rank of the metadata).
+    pub fn accounts(&self) -> Vec<BurstAccount> {
+        self.accounts.iter().map(|a| a.get()).collect()
+    }
+}
+
+impl TraceSet for CompensatedTrace<'_> {
+    fn open_stream(&self, rank: Rank, nranks: u32) -> Result<Box<dyn ActionStream>, TraceError> {
+        let inner = self.inner.open_stream(rank, nranks)?;
+        match self.per_rank.get(rank as usize) {
+            Some(&(o, s)) => {
+                let account = Rc::clone(&self.accounts[rank as usize]);
+                account.set(BurstAccount::default());
+                Ok(Box::new(CompensatedStream::new(
+                    inner,
+                    BurstCompensator::new(o, s),
+                    account,
+                )))
+            }
+            None => Ok(inner),
+        }
+    }
+
+    fn ranks(&self) -> Option<usize> {
+        self.inner.ranks()
     }
 }
 
@@ -203,19 +272,73 @@ mod tests {
         assert_eq!(trace[6], Action::Sleep { secs: 1.0 });
     }
 
+    struct Memory(std::vec::IntoIter<Action>, u64);
+
+    impl ActionStream for Memory {
+        fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+            self.1 += 1;
+            Ok(self.0.next().map(|action| Event {
+                action,
+                comm: 0,
+                location: self.1,
+            }))
+        }
+        fn origin(&self) -> &Path {
+            Path::new("mem")
+        }
+    }
+
+    struct MemoryTrace(Vec<Vec<Action>>);
+
+    impl TraceSet for MemoryTrace {
+        fn open_stream(&self, rank: Rank, _: u32) -> Result<Box<dyn ActionStream>, TraceError> {
+            Ok(Box::new(Memory(
+                self.0[rank as usize].clone().into_iter(),
+                0,
+            )))
+        }
+        fn ranks(&self) -> Option<usize> {
+            Some(self.0.len())
+        }
+    }
+
     #[test]
-    fn the_iterator_adapter_compensates_and_passes_errors_through() {
-        let items: Vec<Result<(Action, u64), String>> = vec![
-            Ok((send(), 1)),
-            Ok((compute(3_000.0), 2)),
-            Err("bad line".into()),
-        ];
-        let mut it = Compensated::new(items.into_iter(), BurstCompensator::new(1e-6, 1e9));
-        assert_eq!(it.next(), Some(Ok((send(), 1))));
-        assert_eq!(it.next(), Some(Ok((compute(2_000.0), 2))));
-        assert_eq!(it.next(), Some(Err("bad line".into())));
-        assert_eq!(it.next(), None);
-        assert!((it.account().removed_flops - 1_000.0).abs() < 1e-9);
+    fn the_trace_adapter_compensates_each_rank_with_its_own_constants() {
+        // Rank 0: O = 1 µs at 1e9 flop/s -> 1000 flops per event; send, compute 3000 -> 2000.
+        // Rank 1: O = 1 µs at 2e9 flop/s -> 2000 flops per event; recv, recv, compute 3000 ->
+        //   3000 - 4000 < 0 -> 0 (clamped, 3000 removed).
+        // Rank 2 is not in the metadata: unchanged.
+        let trace = MemoryTrace(vec![
+            vec![send(), compute(3_000.0)],
+            vec![recv(), recv(), compute(3_000.0)],
+            vec![send(), compute(3_000.0)],
+        ]);
+        let meta = TraceMeta {
+            path: "trace-meta.json".into(),
+            ranks: 2,
+            overhead_secs: vec![1e-6, 1e-6],
+            speed_flops_per_sec: vec![1e9, 2e9],
+            copy_secs_per_byte: None,
+        };
+        let ct = CompensatedTrace::new(&trace, &meta);
+        let mut last = Vec::new();
+        for r in 0..3 {
+            let mut s = ct.open_stream(r, 3).unwrap();
+            let mut flops = None;
+            while let Some(e) = s.next_event().unwrap() {
+                if let Action::Compute { flops: f } = e.action {
+                    flops = Some(f);
+                }
+            }
+            last.push(flops.unwrap());
+        }
+        assert_eq!(last, vec![2_000.0, 0.0, 3_000.0]);
+        let acc = ct.accounts();
+        assert_eq!(acc.len(), 2);
+        assert!((acc[0].removed_flops - 1_000.0).abs() < 1e-9);
+        assert!((acc[1].removed_flops - 3_000.0).abs() < 1e-9);
+        assert!((acc[1].removed_secs - 1.5e-6).abs() < 1e-18);
+        assert_eq!(acc[1].clamped_bursts, 1);
     }
 
     #[test]
