@@ -10,7 +10,8 @@
 //!   then leaves its approximated `send_a` in the queue of its (source, destination,
 //!   communicator, tag), where MPI's non-overtaking rule makes the n-th receive match the n-th
 //!   send;
-//! * a receive waits until its matching send has been processed, then uses [`crate::p2p`];
+//! * a receive waits until its matching send has been processed, then uses [`crate::p2p`]; a
+//!   probe does the same with an envelope (no copy) and leaves the message for the receive;
 //! * a collective waits until the members it depends on have entered it ([`crate::collective`]):
 //!   all of them for n-to-n, the root for a 1-to-n receiver, all of them for an n-to-1 root.
 //!
@@ -131,7 +132,7 @@ pub struct RankAccount {
     /// Measured and approximated time of the last exit.
     pub last_exit_m: f64,
     pub last_exit_a: Pair,
-    /// Late-sender waiting time in receives: from entering the receive until the matching send
+    /// Late-sender waiting time in receives and probes: from entering until the matching send
     /// started, or until the receive ended if earlier (KOJAK's Late Sender pattern, `004_*` §5).
     pub late_sender_m: f64,
     pub late_sender_a: Pair,
@@ -421,7 +422,7 @@ impl<'p, S: TimedStream> Engine<'p, S> {
                 }
                 Ok(())
             }
-            RecordKind::Recv { src, tag, comm, .. } => {
+            RecordKind::Recv { src, tag, comm, .. } | RecordKind::Probe { src, tag, comm } => {
                 let comm = self.global_comm(r, &rec, comm)?;
                 let key = MsgKey {
                     src,
@@ -444,20 +445,25 @@ impl<'p, S: TimedStream> Engine<'p, S> {
     }
 
     fn complete_recv(&mut self, r: Rank, key: MsgKey, sink: &mut dyn Sink) -> Result<(), Error> {
-        let q = self.queues.get_mut(&key).expect("queue exists");
-        let sent = q.pop_front().expect("queues are never left empty");
-        if q.is_empty() {
-            self.queues.remove(&key);
-        }
-        self.queued -= 1;
         let (rec, enter_a) = self.ranks[r as usize]
             .parked
             .take()
-            .expect("a rank waiting for a message has a parked receive");
-        let bytes = match rec.kind {
-            RecordKind::Recv { bytes, .. } => bytes,
-            _ => unreachable!("parked record of a message wait is a receive"),
+            .expect("a rank waiting for a message has a parked receive or probe");
+        // A probe sees the message and leaves it queued for the receive that follows.
+        let (bytes, consume) = match rec.kind {
+            RecordKind::Recv { bytes, .. } => (bytes, true),
+            RecordKind::Probe { .. } => (0, false),
+            _ => unreachable!("parked record of a message wait is a receive or a probe"),
         };
+        let q = self.queues.get_mut(&key).expect("queue exists");
+        let sent = *q.front().expect("queues are never left empty");
+        if consume {
+            q.pop_front();
+            if q.is_empty() {
+                self.queues.remove(&key);
+            }
+            self.queued -= 1;
+        }
         let m = MeasuredMessage {
             send_secs: sent.send_m,
             exit_send_secs: sent.exit_send_m,
@@ -478,7 +484,9 @@ impl<'p, S: TimedStream> Engine<'p, S> {
                 Case::M1A2 => 1,
                 Case::M2 => 2,
             };
-            self.summary.cases[i][c] += 1;
+            if consume {
+                self.summary.cases[i][c] += 1;
+            }
         }
         let acc = &mut self.ranks[r as usize].acc;
         acc.late_sender_m += late_sender(rec.enter_secs, rec.exit_secs, sent.send_m);

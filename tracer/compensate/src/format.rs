@@ -10,6 +10,7 @@
 //! <rank> region <enter> <exit> <name>                         user region or MPI call without dependency
 //! <rank> send   <enter> <exit> <dst> <tag> <bytes> [comm=<id>] MPI_Send (the send event is at <enter>)
 //! <rank> recv   <enter> <exit> <src> <tag> <bytes> [comm=<id>] MPI_Recv, matched source and tag (recv event at <exit>)
+//! <rank> probe  <enter> <exit> <src> <tag> [comm=<id>]         MPI_Probe, matched source and tag
 //! <rank> <op>   <enter> <exit> <bytes> [root=<w>] [comm=<id>]  collective
 //! <rank> comm_def <id> <size> <w_0> ... <w_size-1>             communicator (as in the TI extension)
 //! ```
@@ -19,6 +20,12 @@
 //! the last two groups need `root=`. A collective's `<bytes>` is what the rank receives from the
 //! root (1-to-n) or sends to it (n-to-1). Within a rank, records are in program order and do not
 //! overlap: each `<enter>` is at least the previous `<exit>`.
+//!
+//! How a tracer maps other MPI calls: `MPI_Isend` is a `send` (sends are taken as
+//! non-blocking anyway, `004_*` §3); `MPI_Irecv` is a `region` and the wait that completes it a
+//! `recv` spanning the wait (a wait completing k receives: k `recv` records, the first spanning
+//! the wait, the others of zero length at its exit); calls without dependencies are `region`s
+//! named after the call.
 //!
 //! Files: one per rank (rank r's lines all start with `r`), listed one per line in a list file,
 //! or one file shared by all ranks; a directory stands for its `timed-list.txt`.
@@ -153,6 +160,11 @@ pub fn parse_line(line: &str, nranks: u32) -> Result<Option<(Rank, TimedItem)>, 
                 .to_string();
             RecordKind::Region { name }
         }
+        "probe" => {
+            let src = rank_of(p.next(), "src", nranks)?;
+            let tag = tag_of(p.next())?;
+            RecordKind::Probe { src, tag, comm }
+        }
         "send" | "recv" => {
             let peer = rank_of(p.next(), if kw == "send" { "dst" } else { "src" }, nranks)?;
             let tag = tag_of(p.next())?;
@@ -177,7 +189,7 @@ pub fn parse_line(line: &str, nranks: u32) -> Result<Option<(Rank, TimedItem)>, 
             let op = CollectiveOp::from_keyword(other).ok_or_else(|| {
                 let ops: Vec<_> = CollectiveOp::ALL.iter().map(|o| o.keyword()).collect();
                 bad(format!(
-                    "unknown record '{other}' (expected comm_def, region, send, recv or a collective: {})",
+                    "unknown record '{other}' (expected comm_def, region, send, recv, probe or a collective: {})",
                     ops.join(" ")
                 ))
             })?;
@@ -200,7 +212,11 @@ pub fn parse_line(line: &str, nranks: u32) -> Result<Option<(Rank, TimedItem)>, 
     if matches!(kind, RecordKind::Region { .. }) && (comm != 0 || root.is_some()) {
         return Err(bad("region takes no comm= or root="));
     }
-    if matches!(kind, RecordKind::Send { .. } | RecordKind::Recv { .. }) && root.is_some() {
+    if matches!(
+        kind,
+        RecordKind::Send { .. } | RecordKind::Recv { .. } | RecordKind::Probe { .. }
+    ) && root.is_some()
+    {
         return Err(bad(format!("{kw} takes no root=")));
     }
     if let Some(extra) = p.next() {
@@ -507,6 +523,14 @@ mod tests {
             TimedItem::CommDef {
                 id: 1,
                 members: vec![3, 1]
+            }
+        );
+        assert_eq!(
+            rec("3 probe 1 2 0 5 comm=2").kind,
+            RecordKind::Probe {
+                src: 0,
+                tag: 5,
+                comm: 2
             }
         );
         assert_eq!(parse_line("  # comment", 4).unwrap(), None);

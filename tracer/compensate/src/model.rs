@@ -127,6 +127,10 @@ pub enum RecordKind {
         bytes: u64,
         comm: CommId,
     },
+    /// A blocking probe (`MPI_Probe`): waits for the message that the next receive from
+    /// (`src`, `tag`, `comm`) consumes, without consuming it. Only the envelope arrives, so
+    /// no copy cost.
+    Probe { src: Rank, tag: i32, comm: CommId },
     /// A collective. `bytes` is this rank's per-peer payload with the root: received from it
     /// (1-to-n) or sent to it (n-to-1); for n-to-n operations and for the root it is informative.
     Collective {
@@ -144,6 +148,7 @@ impl RecordKind {
             RecordKind::Region { .. } => "region",
             RecordKind::Send { .. } => "send",
             RecordKind::Recv { .. } => "recv",
+            RecordKind::Probe { .. } => "probe",
             RecordKind::Collective { op, .. } => op.keyword(),
         }
     }

@@ -327,3 +327,31 @@ fn a_long_ping_pong_keeps_the_window_flat() {
     // O = 0 keeps the measured times: total 80000 s.
     assert!(close(s.total_m, 80_000.0) && close(s.total_a[UP], 80_000.0));
 }
+
+#[test]
+fn a_probe_waits_for_the_send_and_leaves_the_message_to_the_receive() {
+    // O = 0.1 s, C = 0.01 s/byte x 10 bytes = 0.1 s.
+    // Rank 0: region [0,2] -> exit_a 1.9; send [2,2.5]: send_a 1.9, exit_a 1.9 + 0.4 = 2.3.
+    // Rank 1: probe [0.5,2.25] (first record, enter_a 0.5): m.1 (0.5 <= 2.5),
+    //   Comm_m = 2.25 - 2 = 0.25; a.1 (1.9 + 0.25 = 2.15 > 0.5): exit_a = 2.15.
+    //   recv [2.25,2.5]: enter_a = 2.15 + max(0, 0 - 0.1) = 2.15; m.1 (2.25 <= 2.5),
+    //   Comm_m = 2.5 - 2 = 0.5; a.1 (2.4 > 2.15): exit_a = 2.4.
+    // Only the receive is counted as a message. Late sender: probe measured min(2, 2.25) - 0.5
+    // = 1.5, approximated min(1.9, 2.15) - 0.5 = 1.4; the receive adds 0 to both.
+    let (sink, s) = run(
+        2,
+        &[
+            "0 region 0 2 a",
+            "0 send 2 2.5 1 3 10",
+            "1 probe 0.5 2.25 0 3",
+            "1 recv 2.25 2.5 0 3 10",
+        ],
+        &params(&[0.1], 0.01),
+    );
+    assert_times(rec(&sink, 1, 0), [0.5; 2], [2.15; 2]);
+    assert_times(rec(&sink, 1, 1), [2.15; 2], [2.4; 2]);
+    assert_eq!(s.cases, [[1, 0, 0], [1, 0, 0]]);
+    assert!(close(s.ranks[1].late_sender_m, 1.5));
+    assert!(close(s.ranks[1].late_sender_a[LO], 1.4));
+    assert_eq!(s.unreceived, 0);
+}

@@ -107,6 +107,24 @@ fn build(nranks: usize, steps: &[Step], subcomms: &[u8]) -> Trace {
                         comm: 0,
                     },
                 );
+                // Half of the messages are probed first: the probe spans the wait.
+                let (recv_enter, recv_exit) = if kind & 0x40 != 0 {
+                    let pi = push(
+                        &mut items,
+                        b,
+                        recv_enter,
+                        recv_exit,
+                        RecordKind::Probe {
+                            src: a as u32,
+                            tag,
+                            comm: 0,
+                        },
+                    );
+                    deps.push((a, si, b, pi));
+                    (recv_exit, recv_exit + d1 * 0.05)
+                } else {
+                    (recv_enter, recv_exit)
+                };
                 let ri = push(
                     &mut items,
                     b,
