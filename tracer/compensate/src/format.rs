@@ -27,15 +27,20 @@
 //! the wait, the others of zero length at its exit); calls without dependencies are `region`s
 //! named after the call.
 //!
+//! A file may also hold timestamped TI lines, `<rank> <enter> <exit> <TI action...>`, the
+//! tracer's `--timestamps` output, decoded by [`crate::stamped`]; the two forms can be mixed.
+//!
 //! Files: one per rank (rank r's lines all start with `r`), listed one per line in a list file,
 //! or one file shared by all ranks; a directory stands for its `timed-list.txt`.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, ErrorKind};
 use crate::model::{CollectiveOp, CommId, Rank, RecordKind, TimedItem, TimedRecord};
+use crate::stamped::{is_stamped, StampedDecoder};
 
 /// Name of the list file looked up when a directory is given.
 pub const TIMED_LIST_FILE: &str = "timed-list.txt";
@@ -338,6 +343,8 @@ impl TimedSource {
             line_no: 0,
             buf: String::new(),
             last_exit_secs: 0.0,
+            stamped: StampedDecoder::default(),
+            queue: VecDeque::new(),
         })
     }
 }
@@ -388,10 +395,15 @@ pub struct TimedReader {
     line_no: u64,
     buf: String,
     last_exit_secs: f64,
+    stamped: StampedDecoder,
+    queue: VecDeque<TimedItem>,
 }
 
 impl TimedStream for TimedReader {
     fn next_item(&mut self) -> Result<Option<TimedItem>, Error> {
+        if let Some(item) = self.queue.pop_front() {
+            return Ok(Some(item));
+        }
         loop {
             self.buf.clear();
             let n = self
@@ -411,26 +423,49 @@ impl TimedStream for TimedReader {
                     }
                 }
             }
-            let Some((rank, mut item)) = parse_line(&self.buf, self.nranks).map_err(here)? else {
+            let trimmed = self.buf.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
-            };
-            if rank != self.rank {
-                return Err(here(bad(format!(
-                    "a record of rank {rank} in rank {}'s file",
-                    self.rank
-                ))));
             }
-            if let TimedItem::Record(r) = &mut item {
-                r.line = self.line_no;
-                if r.enter_secs < self.last_exit_secs {
+            let second = trimmed.split_ascii_whitespace().nth(1);
+            let items = if is_stamped(trimmed) || matches!(second, Some("comm_def" | "compute")) {
+                // Timestamped TI lines (and their declarations), see `stamped`.
+                let rank = trimmed.split_ascii_whitespace().next().unwrap_or("");
+                if rank.parse::<u32>().ok() != Some(self.rank) {
                     return Err(here(bad(format!(
-                        "enter time {} is before the previous record's exit time {} (records of a rank must not overlap)",
-                        r.enter_secs, self.last_exit_secs
+                        "a line of rank '{rank}' in rank {}'s file",
+                        self.rank
                     ))));
                 }
-                self.last_exit_secs = r.exit_secs;
+                self.stamped.decode(trimmed, self.nranks).map_err(here)?
+            } else {
+                let Some((rank, item)) = parse_line(trimmed, self.nranks).map_err(here)? else {
+                    continue;
+                };
+                if rank != self.rank {
+                    return Err(here(bad(format!(
+                        "a record of rank {rank} in rank {}'s file",
+                        self.rank
+                    ))));
+                }
+                vec![item]
+            };
+            for mut item in items {
+                if let TimedItem::Record(r) = &mut item {
+                    r.line = self.line_no;
+                    if r.enter_secs < self.last_exit_secs {
+                        return Err(here(bad(format!(
+                            "enter time {} is before the previous record's exit time {} (records of a rank must not overlap)",
+                            r.enter_secs, self.last_exit_secs
+                        ))));
+                    }
+                    self.last_exit_secs = r.exit_secs;
+                }
+                self.queue.push_back(item);
             }
-            return Ok(Some(item));
+            if let Some(item) = self.queue.pop_front() {
+                return Ok(Some(item));
+            }
         }
     }
 

@@ -269,3 +269,31 @@ proptest! {
         prop_assert_eq!(summary.unreceived, 0);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// With no overhead and free copies, the upper-bound approximation reproduces the measured
+    /// run exactly: eq. 1 keeps every gap, eq. 3 gives `send_m + (recv_m - send_m)`, eq. 10 keeps
+    /// the measured transfer, eq. 13 keeps each measured exit and the 1-to-n rule its upper bound.
+    #[test]
+    fn zero_overhead_upper_bound_is_the_measured_run(
+        nranks in 1usize..6,
+        steps in steps(),
+        subcomms in prop::collection::vec(any::<u8>(), 0..3),
+    ) {
+        let trace = build(nranks, &steps, &subcomms);
+        let params = Params {
+            overhead_secs: vec![0.0],
+            copy: CopyCost::free(),
+            n_to_n: NToNRule::PerRank,
+        };
+        let streams: Vec<VecStream> = trace.items.into_iter().map(VecStream::new).collect();
+        let mut sink = CollectSink::default();
+        compensate(streams, &params, &mut sink).expect("a well-formed trace compensates");
+        for r in &sink.records {
+            prop_assert!((r.enter_a[1] - r.enter_m).abs() < 1e-9, "{:?}", r);
+            prop_assert!((r.exit_a[1] - r.exit_m).abs() < 1e-9, "{:?}", r);
+        }
+    }
+}
