@@ -7,6 +7,7 @@
 mod compensate;
 mod output;
 mod simulate;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -26,6 +27,8 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Remove the tracer's overhead from a timed trace (004 §3) and write the approximated timelines.
     Compensate(compensate::CompensateArgs),
+    /// Run an MPI program under the tracer: `timeless trace -n 4 -- ./app args`.
+    Trace(trace::TraceArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
         Command::Compensate(args) => compensate::run(args),
+        Command::Trace(args) => trace::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -59,7 +59,7 @@ pub struct SimulateArgs {
     pub full_solve: bool,
 }
 
-/// The bundled example: the seed's Figure 1 ring on its Figure 5 cluster.
+/// The bundled example: a trace of validation/programs/ring on the seed's Figure 5 cluster.
 fn bundled(name: &str) -> PathBuf {
     let here = PathBuf::from(name);
     if here.exists() {
@@ -85,7 +85,7 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         args.deployment = Some(bundled("deployments/mycluster-ring4.xml"));
         args.trace = Some(bundled("traces/ring4/ring.txt"));
         eprintln!(
-            "timeless: no input given; running the bundled example (the seed's Figure 1 ring on its Figure 5 cluster):\n  {} {} {}",
+            "timeless: no input given; running the bundled example (a trace of validation/programs/ring on 4 ranks, on the seed's Figure 5 cluster):\n  {} {} {}",
             args.trace.as_ref().expect("set").display(),
             args.platform.as_ref().expect("set").display(),
             args.deployment.as_ref().expect("set").display()

@@ -156,6 +156,7 @@ fn try_start() -> Result<(), Fail> {
     t.rec(format_args!("init"))?;
     // SAFETY: registers a plain extern "C" function.
     unsafe { libc::atexit(at_exit_trampoline) };
+    crate::signals::install();
     t.end_event();
     runtime::install(t);
     Ok(())

@@ -231,9 +231,12 @@ mpi_functions! {
 
     // Communicators.
     Comm_split(comm: Comm, color: Int, key: Int, newcomm: CommOut) => CommSplit;
-    Comm_split_type(comm: Comm, split_type: Int, key: Int, info: Info, newcomm: CommOut) => CommSplit;
+    Comm_split_type(comm: Comm, split_type: Int, key: Int, info: Info, newcomm: CommOut) => CommSplitType;
     Comm_dup(comm: Comm, newcomm: CommOut) => CommDup;
     Comm_create(comm: Comm, group: Group, newcomm: CommOut) => CommCreate;
+    Cart_create(comm_old: Comm, ndims: Int, dims: Ints, periods: Ints, reorder: Int,
+             comm_cart: CommOut) => CartCreate;
+    Cart_sub(comm: Comm, remain_dims: Ints, newcomm: CommOut) => CartSub;
     Comm_free(comm: CommInOut) => CommFree;
 
     // End of the run.

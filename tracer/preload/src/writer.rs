@@ -136,6 +136,23 @@ impl Writer {
         self.file.flush()
     }
 
+    /// Writes the text before the first hole, then `last`, without allocating or changing
+    /// the buffer (for a signal handler); the writer must not be used afterwards.
+    pub fn write_on_signal(&self, last: &[u8]) {
+        let mut file = &self.file;
+        for seg in &self.segments {
+            match seg {
+                Segment::Text(s) => {
+                    if file.write_all(s.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+                Segment::Hole(_) => break,
+            }
+        }
+        let _ = file.write_all(last);
+    }
+
     /// Bytes written to the file so far.
     pub fn written_bytes(&self) -> u64 {
         self.written_bytes
