@@ -2,7 +2,8 @@
 //! `timeless-preload` next to the rank files, `tracer/preload/src/meta.rs` and `setup.rs`).
 //!
 //! Read fields: `ranks`; `tracer_overhead.per_rank_per_event_secs` (or, failing that,
-//! `tracer_overhead.per_event_secs_median`) for the per-event overhead `O`; `hosts[]` with their
+//! `tracer_overhead.per_event_secs_median`) for the per-event overhead `O`, plus
+//! `tracer_overhead.injected_per_event_secs` when the run injected extra cost; `hosts[]` with their
 //! `ranks` and `reference_speed_flops_per_sec`, the speed each rank's compute volumes were
 //! converted with ("each rank converts with the median speed of the ranks on its host"); and an
 //! optional `copy_secs_per_byte` for `C`. Other fields are ignored.
@@ -99,6 +100,13 @@ impl TraceMeta {
                 vec![m; n]
             }
         };
+        // Cost injected for experiments (`TIMELESS_INJECT_NS`) adds to the tracer's own.
+        let injected = ov
+            .and_then(|o| o.get("injected_per_event_secs"))
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .unwrap_or(0.0);
+        let overhead_secs: Vec<f64> = overhead_secs.into_iter().map(|o| o + injected).collect();
         let mut speed = vec![f64::NAN; n];
         for h in v
             .get("hosts")
@@ -188,6 +196,16 @@ mod tests {
         assert_eq!(
             TraceMeta::find(dir.path()).unwrap().unwrap().overhead_secs,
             vec![2e-6; 3]
+        );
+        let injected = META.replace(
+            "\"per_event_secs_median\": 2e-6,",
+            "\"per_event_secs_median\": 2e-6, \"injected_per_event_secs\": 1e-5,",
+        );
+        std::fs::write(dir.path().join(META_FILE), injected).unwrap();
+        let o = TraceMeta::find(dir.path()).unwrap().unwrap().overhead_secs;
+        assert!(
+            (o[0] - 1.1e-5).abs() < 1e-18 && (o[2] - 1.3e-5).abs() < 1e-18,
+            "{o:?}"
         );
         std::fs::write(dir.path().join(META_FILE), "{ranks").unwrap();
         let e = TraceMeta::find(dir.path()).unwrap_err().to_string();
