@@ -212,6 +212,7 @@ fn text(s: &Summary, p: &Params) -> String {
         s.cases[0][0], s.cases[1][0], s.cases[0][1], s.cases[1][1], s.cases[0][2], s.cases[1][2],
         secs(p.copy.copy_secs(1024)), s.max_window
     ));
+    o.push_str("Finish times from the earliest measured enter.\n");
     o.push_str(&format!(
         "{:>5}  {:>8}  {:>14}  {:>14}  {:>14}  {:>14}  {:>14}  {:>14}  {:>14}  {:>14}  {:>14}\n",
         "rank",
@@ -231,9 +232,9 @@ fn text(s: &Summary, p: &Params) -> String {
             "{:>5}  {:>8}  {:>14}  {:>14}  {:>14}  {:>14}  {:>14}  {:>14}  {:>14}  {:>14}  {:>14}\n",
             r,
             a.records,
-            secs(a.last_exit_m),
-            secs(a.last_exit_a[0]),
-            secs(a.last_exit_a[1]),
+            secs(a.last_exit_m - s.start_m),
+            secs(a.last_exit_a[0] - s.start_m),
+            secs(a.last_exit_a[1] - s.start_m),
             secs(a.late_sender_m),
             secs(a.late_sender_a[0]),
             secs(a.late_sender_a[1]),
@@ -264,9 +265,9 @@ fn csv_summary(s: &Summary) -> anyhow::Result<String> {
         w.write_record([
             r.to_string(),
             a.records.to_string(),
-            secs(a.last_exit_m),
-            secs(a.last_exit_a[0]),
-            secs(a.last_exit_a[1]),
+            secs(a.last_exit_m - s.start_m),
+            secs(a.last_exit_a[0] - s.start_m),
+            secs(a.last_exit_a[1] - s.start_m),
             secs(a.late_sender_m),
             secs(a.late_sender_a[0]),
             secs(a.late_sender_a[1]),

@@ -147,6 +147,8 @@ pub struct RankAccount {
 pub struct Summary {
     /// One account per rank.
     pub ranks: Vec<RankAccount>,
+    /// Earliest measured first enter over the ranks, seconds (the origin of the totals).
+    pub start_m: f64,
     /// Measured total time: latest last exit minus earliest first enter, seconds.
     pub total_m: f64,
     /// Approximated total time per bound, same definition, seconds.
@@ -305,6 +307,7 @@ impl<'p, S: TimedStream> Engine<'p, S> {
                 .iter()
                 .map(|a| a.first_enter_m)
                 .fold(f64::INFINITY, f64::min);
+            s.start_m = start;
             s.total_m = active.iter().map(|a| a.last_exit_m).fold(0.0, f64::max) - start;
             for b in Bound::ALL {
                 s.total_a[b as usize] = active
