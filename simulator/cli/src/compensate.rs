@@ -106,12 +106,12 @@ pub fn run(args: CompensateArgs) -> Result<(), Failure> {
         (Some(ns), _) => (vec![ns * 1e-9], format!("{ns} ns (--overhead-ns)")),
         (None, Some(m)) => {
             let ns: Vec<String> = m
-                .overhead_secs
+                .event_overhead_secs
                 .iter()
                 .map(|s| format!("{:.1}", s * 1e9))
                 .collect();
             (
-                m.overhead_secs.clone(),
+                m.event_overhead_secs.clone(),
                 format!("[{}] ns per rank ({})", ns.join(", "), m.path.display()),
             )
         }

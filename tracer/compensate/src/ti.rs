@@ -317,6 +317,7 @@ mod tests {
             path: "trace-meta.json".into(),
             ranks: 2,
             overhead_secs: vec![1e-6, 1e-6],
+            event_overhead_secs: vec![1e-6, 1e-6],
             speed_flops_per_sec: vec![1e9, 2e9],
             copy_secs_per_byte: None,
         };
