@@ -4,7 +4,7 @@
 //! Read fields: `ranks`; `tracer_overhead.per_rank_per_event_secs` (or, failing that,
 //! `tracer_overhead.per_event_secs_median`) for the per-event overhead `O`, plus
 //! `tracer_overhead.injected_per_event_secs` when the run injected extra cost (once per timed
-//! event, twice per call in a burst: see `timeless-preload`'s `stamps`); `hosts[]` with their
+//! event and once per call in a burst: see `timeless-preload`'s `stamps`); `hosts[]` with their
 //! `ranks` and `reference_speed_flops_per_sec`, the speed each rank's compute volumes were
 //! converted with ("each rank converts with the median speed of the ranks on its host"); and an
 //! optional `copy_secs_per_byte` for `C`. Other fields are ignored.
@@ -26,7 +26,7 @@ pub struct TraceMeta {
     /// Number of ranks.
     pub ranks: u32,
     /// Tracer overhead charged to compute bursts per traced call (TI record) of each rank,
-    /// seconds: the tracer's per-event cost plus twice the injected cost.
+    /// seconds: the tracer's per-event cost plus the injected cost.
     pub overhead_secs: Vec<f64>,
     /// Per-event overhead `O` of each rank for timed traces (`004_*` eq. 1, two events per
     /// call), seconds: the tracer's per-event cost plus the injected cost.
@@ -106,17 +106,15 @@ impl TraceMeta {
             }
         };
         // Cost injected for experiments (`TIMELESS_INJECT_NS`) adds to the tracer's own: once
-        // per event of a timed trace, twice per call (enter and exit) in a TI burst.
+        // per event of a timed trace, and once per call in a TI burst (the exit event's; the
+        // enter event's falls inside the call).
         let injected = ov
             .and_then(|o| o.get("injected_per_event_secs"))
             .and_then(Value::as_f64)
             .filter(|s| s.is_finite() && *s >= 0.0)
             .unwrap_or(0.0);
-        let event_overhead_secs: Vec<f64> = overhead_secs.iter().map(|o| o + injected).collect();
-        let overhead_secs: Vec<f64> = overhead_secs
-            .into_iter()
-            .map(|o| o + 2.0 * injected)
-            .collect();
+        let overhead_secs: Vec<f64> = overhead_secs.into_iter().map(|o| o + injected).collect();
+        let event_overhead_secs = overhead_secs.clone();
         let mut speed = vec![f64::NAN; n];
         for h in v
             .get("hosts")

@@ -71,15 +71,15 @@ pub fn enter() -> Option<Entry> {
     if was_busy {
         return None;
     }
-    // Injected cost of the enter event: before the call's timestamps, so that the message of a
-    // send leaves at its enter time, as `004_*` §3.2 assumes (charged to the preceding burst).
-    stamps::inject();
     let wall_in = if stamps::stamps_enabled() {
         stamps::wall_secs()
     } else {
         0.0
     };
     let t_in = thread_cpu_secs();
+    // Injected cost of the enter event: after the call's enter timestamp, as a tracer writes
+    // its enter record; inside the call, outside the compute burst.
+    stamps::inject();
     Some(Entry { t_in, wall_in })
 }
 

@@ -11,12 +11,12 @@
 //!   gaps); a probe is written `probe <src> <tag>`. Rank 0 lists the files in
 //!   `timed-list.txt`.
 //! * With `TIMELESS_INJECT_NS=N`, each traced call busy-waits N ns of thread CPU time twice, one
-//!   per event of the call: before its enter timestamp (and before the CPU clock read that ends
-//!   the preceding burst) and after its exit timestamp (and after the CPU clock read that starts
-//!   the next burst). Both land between calls, where a tracer's record-writing cost sits in
-//!   `004_*`'s model (a send's message leaves at its enter time): the timed trace shows them as
-//!   gaps, and each compute burst of the TI trace holds 2N per call it spans.
-//!   `trace-meta.json` records N as `tracer_overhead.injected_per_event_secs`.
+//!   per event of the call, where a tracer writes its records in `004_*`'s model: after the
+//!   enter timestamp (inside the call, and after the CPU clock read that ends the preceding
+//!   burst) and after the exit timestamp (between calls, and after the CPU clock read that
+//!   starts the next burst). The timed trace shows one N inside each call and one in each gap;
+//!   each compute burst of the TI trace holds N per call it spans. `trace-meta.json` records N
+//!   as `tracer_overhead.injected_per_event_secs`.
 
 use std::collections::HashMap;
 use std::fmt;
