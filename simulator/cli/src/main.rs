@@ -6,6 +6,7 @@
 
 mod calibrate;
 mod compress;
+mod compensate;
 mod output;
 mod simulate;
 mod trace;
@@ -27,6 +28,8 @@ struct Cli {
 enum Command {
     /// Replay a time-independent trace on a platform and print the predicted run time.
     Simulate(simulate::SimulateArgs),
+    /// Remove the tracer's overhead from a timed trace (004 §3) and write the approximated timelines.
+    Compensate(compensate::CompensateArgs),
     /// Run an MPI program under the tracer: `timeless trace -n 4 -- ./app args`.
     Trace(trace::TraceArgs),
     /// Measure this machine (ping-pong, reference kernel) and write a calibrated platform.
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
+        Command::Compensate(args) => compensate::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Compress(args) => compress::run_compress(args),

@@ -50,6 +50,10 @@ pub struct SimulateArgs {
     /// Write every action's start and end: Chrome/Perfetto JSON (`.json`) or CSV (`.csv`).
     #[arg(long)]
     pub timeline: Option<PathBuf>,
+    /// Replay the trace as recorded: do not remove the tracer's per-event overhead from compute
+    /// bursts (applied by default when `trace-meta.json` is next to the trace).
+    #[arg(long)]
+    pub no_compensation: bool,
     /// Re-solve the whole max-min system at every event (slow reference mode, for checking).
     #[arg(long, hide = true)]
     pub full_solve: bool,
@@ -181,6 +185,22 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     }
 
     let mut sim = input(Simulation::new(&platform, &placement, &*traces, cfg))?;
+    let meta = match args.no_compensation {
+        true => None,
+        false => Some(crate::compensate::find_meta(
+            args.trace.as_deref(),
+            &traces,
+        )?),
+    };
+    let compensated = match &meta {
+        Some(Ok(m)) => Some(timeless_compensate::CompensatedTrace::new(&traces, m)),
+        _ => None,
+    };
+    let trace_set: &dyn timeless_trace::TraceSet = match &compensated {
+        Some(c) => c,
+        None => &traces,
+    };
+    let mut sim = input(Simulation::new(&platform, &placement, trace_set, cfg))?;
     sim.set_full_solve(args.full_solve);
     let timeline = match &args.timeline {
         Some(p) => Some(Timeline::create(p).map_err(Failure::Input)?),
@@ -200,9 +220,18 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     for w in &report.warnings {
         eprintln!("timeless: warning: {w}");
     }
+    let burst = match (meta, &compensated) {
+        (None, _) => crate::compensate::BurstStatus::Off,
+        (Some(Err(dirs)), _) => crate::compensate::BurstStatus::NoMetadata(dirs),
+        (Some(Ok(meta)), Some(c)) => crate::compensate::BurstStatus::Applied {
+            meta,
+            accounts: c.accounts(),
+        },
+        (Some(Ok(_)), None) => unreachable!("metadata found implies a compensated trace"),
+    };
     let out = match args.format {
-        Format::Text => output::text(&report),
-        Format::Json => output::json(&report),
+        Format::Text => output::text(&report) + &crate::compensate::burst_text(&burst),
+        Format::Json => crate::compensate::burst_json(&output::json(&report), &burst),
     };
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
