@@ -6,7 +6,16 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v make >/dev/null 2>&1 || need_apt+=(make)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+# The MPI tracer (tracer/preload) and its test programs: Open MPI, Fortran, and libclang for
+# mpi-sys's bindgen.
+command -v mpicc >/dev/null 2>&1 || need_apt+=(libopenmpi-dev)
+command -v mpirun >/dev/null 2>&1 || need_apt+=(openmpi-bin)
+command -v gfortran >/dev/null 2>&1 || need_apt+=(gfortran)
+if ! ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/*/libclang*.so* >/dev/null 2>&1; then
+  need_apt+=(libclang-dev)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
@@ -15,6 +24,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   fi
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+# Open MPI 4 refuses to start as root without these (CI containers run as root).
+if [ "$(id -u)" = 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

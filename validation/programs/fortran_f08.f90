@@ -28,6 +28,7 @@ program fortran_f08
   call MPI_Isend(a, 50, MPI_DOUBLE_PRECISION, nxt, 2, MPI_COMM_WORLD, req(2))
   call MPI_Waitall(2, req, MPI_STATUSES_IGNORE)
   call MPI_Allreduce(MPI_IN_PLACE, a, 50, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD)
-  if (rank == 0) print '(a,i0,a)', 'fortran_f08: done on ', nprocs, ' ranks'
+  if (rank == 0) print '(a,i0,a,es20.12)', 'fortran_f08: done on ', nprocs, ' ranks, sum ', &
+                          sum(a) + sum(b) + sum(c)
   call MPI_Finalize()
 end program fortran_f08

@@ -77,7 +77,7 @@ program fortran_mix
   call MPI_BARRIER(half, ierr)
   call MPI_COMM_FREE(half, ierr)
   call MPI_BARRIER(MPI_COMM_WORLD, ierr)
-  if (rank == 0) print '(a,i0,a)', 'fortran_mix: done on ', nprocs, ' ranks'
+  if (rank == 0) print '(a,i0,a,es20.12)', 'fortran_mix: done on ', nprocs, ' ranks, sum ', sum(c)
   deallocate (sendv, recvv)
   call MPI_FINALIZE(ierr)
 end program fortran_mix

@@ -3,7 +3,9 @@
  * MPI_Recv(MPI_ANY_SOURCE, MPI_ANY_TAG) for the first result, then MPI_Irecv(MPI_ANY_SOURCE, MPI_ANY_TAG)
  * completed by MPI_Wait. Workers probe for their next message (MPI_Probe) before receiving it.
  * Workers tag their results TAG_RESULT + rank, so a traced wildcard receive must record the real
- * source and tag. A final MPI_Reduce sums the samples each worker drew.
+ * source and tag. A final MPI_Reduce sums the samples each worker drew. Work messages carry the
+ * chunk number, which seeds the chunk's generator: the estimate does not depend on which worker
+ * drew which chunk.
  *
  * usage: pi_mc [chunks=24] [samples per chunk=200000] */
 #include <mpi.h>
@@ -38,7 +40,7 @@ int main(int argc, char **argv) {
         MPI_Status st;
         for (int w = 1; w < size; w++) {
             int tag = sent < chunks ? TAG_WORK : TAG_STOP;
-            MPI_Send(&samples, 1, MPI_LONG, w, tag, MPI_COMM_WORLD);
+            MPI_Send(&sent, 1, MPI_LONG, w, tag, MPI_COMM_WORLD);
             if (tag == TAG_WORK) sent++;
         }
         while (done < sent) {
@@ -52,20 +54,20 @@ int main(int argc, char **argv) {
             done++;
             total += result;
             int tag = sent < chunks ? TAG_WORK : TAG_STOP;
-            MPI_Send(&samples, 1, MPI_LONG, st.MPI_SOURCE, tag, MPI_COMM_WORLD);
+            MPI_Send(&sent, 1, MPI_LONG, st.MPI_SOURCE, tag, MPI_COMM_WORLD);
             if (tag == TAG_WORK) sent++;
         }
         printf("pi_mc: pi ~ %.6f from %ld chunks\n", 4.0 * total / (double)(chunks * samples), chunks);
     } else {
-        unsigned seed = 12345u + 977u * rank;
         for (;;) {
             MPI_Status st;
-            long n;
+            long chunk;
             MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-            MPI_Recv(&n, 1, MPI_LONG, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Recv(&chunk, 1, MPI_LONG, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (st.MPI_TAG == TAG_STOP) break;
-            long h = hits(n, &seed);
-            drawn += n;
+            unsigned seed = 12345u + 977u * (unsigned)chunk;
+            long h = hits(samples, &seed);
+            drawn += samples;
             MPI_Send(&h, 1, MPI_LONG, 0, TAG_RESULT + rank, MPI_COMM_WORLD);
         }
     }

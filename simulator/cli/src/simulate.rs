@@ -50,12 +50,16 @@ pub struct SimulateArgs {
     /// Write every action's start and end: Chrome/Perfetto JSON (`.json`) or CSV (`.csv`).
     #[arg(long)]
     pub timeline: Option<PathBuf>,
+    /// Replay the trace as recorded: do not remove the tracer's per-event overhead from compute
+    /// bursts (applied by default when `trace-meta.json` is next to the trace).
+    #[arg(long)]
+    pub no_compensation: bool,
     /// Re-solve the whole max-min system at every event (slow reference mode, for checking).
     #[arg(long, hide = true)]
     pub full_solve: bool,
 }
 
-/// The bundled example: the seed's Figure 1 ring on its Figure 5 cluster.
+/// The bundled example: a trace of validation/programs/ring on the seed's Figure 5 cluster.
 fn bundled(name: &str) -> PathBuf {
     let here = PathBuf::from(name);
     if here.exists() {
@@ -81,7 +85,7 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         args.deployment = Some(bundled("deployments/mycluster-ring4.xml"));
         args.trace = Some(bundled("traces/ring4/ring.txt"));
         eprintln!(
-            "timeless: no input given; running the bundled example (the seed's Figure 1 ring on its Figure 5 cluster):\n  {} {} {}",
+            "timeless: no input given; running the bundled example (a trace of validation/programs/ring on 4 ranks, on the seed's Figure 5 cluster):\n  {} {} {}",
             args.trace.as_ref().expect("set").display(),
             args.platform.as_ref().expect("set").display(),
             args.deployment.as_ref().expect("set").display()
@@ -120,9 +124,12 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         eprintln!("timeless: notice: {notice}");
     }
 
-    let traces = match &args.trace {
-        Some(t) => Some(open_traces(t)?),
-        None => None,
+    let (traces, mut first_file) = match &args.trace {
+        Some(t) => {
+            let (set, first) = open_traces(t)?;
+            (Some(set), first)
+        }
+        None => (None, None),
     };
     let np = args.np.or_else(|| traces.as_ref().and_then(|t| t.ranks()));
     let dep = match (&args.deployment, &args.hostfile) {
@@ -168,6 +175,7 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
+            first_file = files.first().cloned();
             Box::new(TraceSource::PerRank(files))
         }
     };
@@ -180,7 +188,22 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         }
     }
 
-    let mut sim = input(Simulation::new(&platform, &placement, &*traces, cfg))?;
+    let meta = match args.no_compensation {
+        true => None,
+        false => Some(crate::compensate::find_meta(
+            args.trace.as_deref(),
+            first_file.as_deref(),
+        )?),
+    };
+    let compensated = match &meta {
+        Some(Ok(m)) => Some(timeless_compensate::CompensatedTrace::new(&*traces, m)),
+        _ => None,
+    };
+    let trace_set: &dyn timeless_trace::TraceSet = match &compensated {
+        Some(c) => c,
+        None => &*traces,
+    };
+    let mut sim = input(Simulation::new(&platform, &placement, trace_set, cfg))?;
     sim.set_full_solve(args.full_solve);
     let timeline = match &args.timeline {
         Some(p) => Some(Timeline::create(p).map_err(Failure::Input)?),
@@ -200,9 +223,18 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     for w in &report.warnings {
         eprintln!("timeless: warning: {w}");
     }
+    let burst = match (meta, &compensated) {
+        (None, _) => crate::compensate::BurstStatus::Off,
+        (Some(Err(dirs)), _) => crate::compensate::BurstStatus::NoMetadata(dirs),
+        (Some(Ok(meta)), Some(c)) => crate::compensate::BurstStatus::Applied {
+            meta,
+            accounts: c.accounts(),
+        },
+        (Some(Ok(_)), None) => unreachable!("metadata found implies a compensated trace"),
+    };
     let out = match args.format {
-        Format::Text => output::text(&report),
-        Format::Json => output::json(&report),
+        Format::Text => output::text(&report) + &crate::compensate::burst_text(&burst),
+        Format::Json => crate::compensate::burst_json(&output::json(&report), &burst),
     };
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
@@ -213,8 +245,10 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
 }
 
 /// Opens a trace argument: a compressed trace (recognised by its magic number) or a TI text
-/// trace (list file or shared file).
-fn open_traces(path: &Path) -> Result<Box<dyn TraceSet>, Failure> {
+/// trace (list file or shared file); with the first rank's file of a text trace (where the
+/// tracer's `trace-meta.json` is looked for).
+#[allow(clippy::type_complexity)]
+fn open_traces(path: &Path) -> Result<(Box<dyn TraceSet>, Option<PathBuf>), Failure> {
     let mut head = [0u8; 8];
     let n = {
         use std::io::Read;
@@ -228,12 +262,20 @@ fn open_traces(path: &Path) -> Result<Box<dyn TraceSet>, Failure> {
     };
     if timeless_grammar::format::is_compressed(&head[..n]) {
         let (trace, _) = crate::compress::load(path)?;
-        return Ok(Box::new(timeless_grammar::CompressedTraceSet::new(
-            trace,
-            path.to_path_buf(),
-        )));
+        return Ok((
+            Box::new(timeless_grammar::CompressedTraceSet::new(
+                trace,
+                path.to_path_buf(),
+            )),
+            None,
+        ));
     }
-    Ok(Box::new(input(TraceSource::open(path))?))
+    let source = input(TraceSource::open(path))?;
+    let first = match &source {
+        TraceSource::PerRank(v) => v.first().cloned(),
+        TraceSource::Shared(p) => Some(p.clone()),
+    };
+    Ok((Box::new(source), first))
 }
 
 fn apply(cfg: &mut ReplayConfig, item: &str) -> Result<(), String> {

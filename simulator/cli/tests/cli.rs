@@ -1,6 +1,9 @@
-//! Whole runs of the `timeless` binary on the bundled example (golden: SimGrid 3.32's time for
-//! the seed's Figure 1 ring on its Figure 5 cluster, 0.039765971631 s; hand derivation in
-//! README.md and validation/corpus/01-fig1-ring/case.toml) and its output formats.
+//! Whole runs of the `timeless` binary on the bundled example (a real trace of
+//! validation/programs/ring captured by `timeless trace`, traces/ring4/ring.txt; golden: SimGrid
+//! 3.32's time for it on the seed's Figure 5 cluster, 0.223726707037 s) and on the seed's
+//! Figure 1 ring (traces/ring4/ring-fig1.txt and ring-seed.txt; golden: SimGrid 3.32's
+//! 0.039765971631 s, hand derivation in validation/corpus/01-fig1-ring/case.toml), and the
+//! output formats.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,12 +36,17 @@ fn json_time(args: &[&str]) -> f64 {
 
 const FIG1_SIMGRID: f64 = 0.039765971631;
 
+/// SimGrid 3.32 on traces/ring4/ring.txt (shared mode), platforms/mycluster.xml, rank i on
+/// mycluster-i: `smpirun -np 4 -platform mycluster.xml -hostfile H -replay L
+/// --log=root.fmt:[%.17r]%e%m%n` printed `[0.22372670703708541] Simulation time 0.223727`.
+const TRACED_RING_SIMGRID: f64 = 0.22372670703708541;
+
 #[test]
 fn no_arguments_runs_the_bundled_example() {
     let (out, err, code) = timeless(&["simulate"]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.starts_with("Simulated time: 0.039765971631 s\n"),
+        out.starts_with("Simulated time: 0.223726707037 s\nActions replayed: 76\n"),
         "{out}"
     );
     assert!(out.contains("mycluster-3.mysite.fr"), "{out}");
@@ -58,13 +66,29 @@ fn seed_figure_5_in_v3_form_with_seed_format_trace_gives_the_same_time() {
     assert!((t - FIG1_SIMGRID).abs() < 1e-12, "{t}");
     let t = json_time(&[
         "simulate",
-        "traces/ring4/ring.txt",
+        "traces/ring4/ring-fig1.txt",
         "--platform",
         "platforms/mycluster-v3.xml",
         "-n",
         "4",
     ]);
     assert!((t - FIG1_SIMGRID).abs() < 1e-12, "{t}");
+}
+
+#[test]
+fn the_bundled_traced_ring_gives_simgrid_s_time() {
+    let t = json_time(&[
+        "simulate",
+        "traces/ring4/ring.txt",
+        "--platform",
+        "platforms/mycluster.xml",
+        "--deployment",
+        "deployments/mycluster-ring4.xml",
+    ]);
+    assert!(
+        ((t - TRACED_RING_SIMGRID) / TRACED_RING_SIMGRID).abs() < 1e-9,
+        "{t}"
+    );
 }
 
 #[test]
@@ -117,7 +141,7 @@ fn timelines_list_every_action() {
             "simulate",
             "--timeline",
             f.to_str().unwrap(),
-            "traces/ring4/ring.txt",
+            "traces/ring4/ring-fig1.txt",
             "-p",
             "platforms/mycluster.xml",
             "-n",
@@ -155,7 +179,7 @@ fn bad_timeline_extension_is_an_input_error() {
         "simulate",
         "--timeline",
         "/tmp/x.txt",
-        "traces/ring4/ring.txt",
+        "traces/ring4/ring-fig1.txt",
         "-p",
         "platforms/mycluster.xml",
         "-n",

@@ -24,15 +24,21 @@
 //!   buffer fills.
 //! * **Safety** ([`runtime`]): each wrapper returns exactly what the library returned; tracer
 //!   code runs under `catch_unwind`; a re-entrancy guard passes calls made from inside MPI
-//!   straight through; an internal failure disables tracing with one message on stderr.
+//!   straight through; an internal failure disables tracing with one message on stderr. A
+//!   rank killed by `SIGTERM`, `SIGINT` or `SIGABRT` writes its buffered lines ([`signals`]).
 //! * **Compute** between MPI calls is the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`) from
 //!   the end of one wrapper to the start of the next, times a reference speed measured at
 //!   start-up ([`calibrate`]); the tracer's own time is outside the bursts.
-//! * **Files** ([`meta`], [`setup`]): `rank-<r>.txt`, `trace-list.txt`, `trace-meta.json`.
+//! * **Switching** ([`control`]): `MPI_Pcontrol` and the info key `TIMELESS_TRACING` pause
+//!   and resume recording from inside the program.
+//! * **Files** ([`meta`], [`setup`]): `rank-<r>.txt`, `trace-list.txt`, `trace-meta.json`;
+//!   with `TIMELESS_TIMESTAMPS=1`, `rank-<r>.timed.txt` and `timed-list.txt` ([`stamps`], which
+//!   also injects per-event cost for experiments, `TIMELESS_INJECT_NS`).
 
 pub mod args;
 pub mod calibrate;
 pub mod clock;
+pub mod control;
 pub mod fortran;
 pub mod hooks;
 pub mod init;
@@ -40,6 +46,8 @@ pub mod meta;
 pub mod mpi;
 pub mod runtime;
 pub mod setup;
+pub mod signals;
+pub mod stamps;
 pub mod table;
 pub mod tracer;
 pub mod writer;

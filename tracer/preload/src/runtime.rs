@@ -17,10 +17,13 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Mutex, Once};
 
 use crate::clock::thread_cpu_secs;
+use crate::stamps;
 use crate::tracer::{Fail, Tracer};
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static DISABLED: AtomicBool = AtomicBool::new(false);
+/// Recording paused by the program (see `control`).
+static PAUSED: AtomicBool = AtomicBool::new(false);
 static RANK: AtomicI64 = AtomicI64::new(-1);
 static TRACER: Mutex<Option<Tracer>> = Mutex::new(None);
 
@@ -33,14 +36,23 @@ thread_local! {
 /// call's arguments in their C form (see `args`).
 pub trait Hook<A> {
     /// State carried from `pre` to `post` (request handles read before the call frees them).
-    type Stash;
-    fn pre(t: &mut Tracer, a: &A) -> Result<Self::Stash, Fail>;
-    fn post(t: &mut Tracer, a: &A, stash: Self::Stash, ret: c_int) -> Result<(), Fail>;
+    type Stash: Default;
+    /// Whether the kind runs while recording is paused (state bookkeeping, end of the run).
+    const WHILE_PAUSED: bool = false;
+    /// Before the call; by default keeps nothing.
+    fn pre(_t: &mut Tracer, _a: &A) -> Result<Self::Stash, Fail> {
+        Ok(Self::Stash::default())
+    }
+    /// After a successful call (`MPI_SUCCESS`): writes the records. A failed call never
+    /// reaches it; [`post`] writes a comment instead.
+    fn post(t: &mut Tracer, a: &A, stash: Self::Stash) -> Result<(), Fail>;
 }
 
-/// Proof that the current call is traced; holds the CPU time at entry.
+/// Proof that the current call is traced; holds the CPU time at entry (and the wall-clock
+/// time, when calls are timestamped).
 pub struct Entry {
     t_in: f64,
+    wall_in: f64,
 }
 
 impl Drop for Entry {
@@ -59,28 +71,79 @@ pub fn enter() -> Option<Entry> {
     if was_busy {
         return None;
     }
-    Some(Entry {
-        t_in: thread_cpu_secs(),
-    })
+    let wall_in = if stamps::stamps_enabled() {
+        stamps::wall_secs()
+    } else {
+        0.0
+    };
+    let t_in = thread_cpu_secs();
+    // Injected cost of the enter event: after the call's enter timestamp, as a tracer writes
+    // its enter record; inside the call, outside the compute burst.
+    stamps::inject();
+    Some(Entry { t_in, wall_in })
 }
 
 /// Runs `H::pre` after recording the compute burst that ended at entry.
 pub fn pre<H: Hook<A>, A>(e: &Entry, a: &A) -> Option<H::Stash> {
+    if PAUSED.load(Ordering::Acquire) {
+        if !H::WHILE_PAUSED {
+            return None;
+        }
+        // The compute since the pause is not recorded.
+        return with_tracer("pre", |t| {
+            t.resume();
+            H::pre(t, a)
+        });
+    }
     with_tracer("pre", |t| {
         t.burst(e.t_in)?;
+        t.set_call(e.wall_in, e.wall_in);
         H::pre(t, a)
     })
 }
 
-/// Runs `H::post` if `pre` succeeded, then marks the end of the tracer's time.
-pub fn post<H: Hook<A>, A>(_e: &Entry, a: &A, stash: Option<H::Stash>, ret: c_int) {
+/// Runs `H::post` if `pre` succeeded and the call returned `MPI_SUCCESS` (a failed call is
+/// recorded as a comment), then marks the end of the tracer's time.
+pub fn post<H: Hook<A>, A>(e: &Entry, a: &A, stash: Option<H::Stash>, ret: c_int) {
+    let wall_out = if stamps::stamps_enabled() {
+        stamps::wall_secs()
+    } else {
+        0.0
+    };
     if let Some(stash) = stash {
         with_tracer("post", |t| {
-            let r = H::post(t, a, stash, ret);
+            t.set_call(e.wall_in, wall_out);
+            let r = if ret == crate::mpi::SUCCESS {
+                H::post(t, a, stash)
+            } else {
+                t.note(format_args!(
+                    "an MPI call failed with error {ret}: not recorded"
+                ))
+            };
             t.end_event();
             r
         });
     }
+    // Injected cost of the exit event: after the clock read that starts the next burst.
+    stamps::inject();
+}
+
+/// Pauses (`on == false`) or resumes recording, with a comment naming `why` in the trace. The
+/// compute before a pause is kept; the compute during it is dropped.
+pub fn set_recording(e: &Entry, on: bool, why: &str) {
+    if PAUSED.load(Ordering::Acquire) != on {
+        return;
+    }
+    with_tracer("tracing switch", |t| {
+        if on {
+            t.resume();
+            t.note(format_args!("tracing resumed by {why}"))
+        } else {
+            t.burst(e.t_in)?;
+            t.note(format_args!("tracing paused by {why}"))
+        }
+    });
+    PAUSED.store(!on, Ordering::Release);
 }
 
 /// Runs `f` on the tracer, under its lock and `catch_unwind`. `None` if there is no open
@@ -188,6 +251,16 @@ fn install_panic_hook() {
             }
         }));
     });
+}
+
+/// From a signal handler: writes the buffered whole lines and `last`, if the tracer is not in
+/// use (see `signals`). Async-signal-safe: no allocation, no waiting.
+pub fn flush_on_signal(last: &'static [u8]) {
+    if let Ok(mut guard) = TRACER.try_lock() {
+        if let Some(t) = guard.as_mut() {
+            t.flush_on_signal(last);
+        }
+    }
 }
 
 /// `atexit` handler: a program that exits without `MPI_Finalize` still gets its records.

@@ -1,9 +1,23 @@
 //! Per-rank tracer state: the trace writer, the compute-burst clock, the communicators and
 //! datatypes seen so far, and the requests not completed yet.
 //!
-//! Every record names peers by their rank in `MPI_COMM_WORLD`. Element counts are kept in the
-//! program's datatype when it is a predefined one SimGrid 3.32 knows (its id is written), and
-//! converted to bytes (id 6, `MPI_BYTE`) otherwise: count × `MPI_Type_size`.
+//! Every record names peers and roots by their rank in `MPI_COMM_WORLD`. Element counts are
+//! kept in the program's datatype when it is a predefined one SimGrid 3.32 knows (its id is
+//! written), and converted to bytes (id 6, `MPI_BYTE`) otherwise: count × `MPI_Type_size`.
+//!
+//! # Communicators (timeless's extension of the TI format)
+//!
+//! Each communicator gets a small per-rank id in order of creation or first use, 0 being
+//! `MPI_COMM_WORLD`. Every other intracommunicator is described once, by a record
+//! `<r> comm_def <id> <size> <w_0> … <w_size-1>` (comm rank i is world rank w_i), written
+//! when it is created or, for communicators the tracer did not see created (`MPI_COMM_SELF`,
+//! results of untraced calls), before its first use. Every point-to-point, `wait`/`test` and
+//! collective record on it ends with ` comm=<id>`. Ranks identify a communicator across files
+//! by its ordered member list and the occurrence index of that list among their own
+//! `comm_def`s. A program that only uses `MPI_COMM_WORLD` writes neither, so its trace stays
+//! replayable by SimGrid 3.32 as is. Intercommunicators are not described: point-to-point on
+//! them is written in world ranks after a `# comm <id> (intercommunicator)` comment, and their
+//! collectives as comments.
 
 use std::collections::{HashMap, VecDeque};
 use std::ffi::c_int;
@@ -14,6 +28,7 @@ use timeless_trace::Datatype;
 
 use crate::clock::thread_cpu_secs;
 use crate::mpi::{self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Request, MPI_Status};
+use crate::stamps::Stamped;
 use crate::writer::{HoleId, Writer};
 
 /// An internal failure: tracing stops, the program does not.
@@ -45,9 +60,31 @@ pub struct CommInfo {
     pub id: u32,
     /// World rank of each peer rank (the remote group of an intercommunicator).
     pub peers: Arc<[u32]>,
-    /// Intracommunicator whose rank i is world rank i: its collectives are world collectives.
+    /// `MPI_COMM_WORLD` itself (a duplicate of it is another communicator).
     pub is_world: bool,
     pub is_inter: bool,
+    /// Whether its `comm_def` record (or intercommunicator note) is written.
+    pub defined: bool,
+}
+
+impl CommInfo {
+    /// The id written in `comm=<id>` fields: `None` for `MPI_COMM_WORLD`.
+    pub fn field(&self) -> Option<u32> {
+        (!self.is_world).then_some(self.id)
+    }
+}
+
+/// ` comm=<id>` after a record on a communicator other than the world, nothing otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommField(pub Option<u32>);
+
+impl fmt::Display for CommField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(id) => write!(f, " comm={id}"),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Communicators by handle, built lazily from their groups.
@@ -66,7 +103,9 @@ impl CommTable {
         }
     }
 
-    /// The communicator's description; `comm` must be a valid handle.
+    /// The communicator's description; `comm` must be a valid handle. A communicator seen for
+    /// the first time gets the next id (see [`Tracer::comm`], which also writes its
+    /// `comm_def`).
     pub fn get(&mut self, comm: MPI_Comm) -> Result<&CommInfo, Fail> {
         let key = handle_key(comm);
         if !self.map.contains_key(&key) {
@@ -74,6 +113,13 @@ impl CommTable {
             self.map.insert(key, info);
         }
         Ok(&self.map[&key])
+    }
+
+    /// Records that the communicator's `comm_def` is written.
+    pub fn mark_defined(&mut self, comm: MPI_Comm) {
+        if let Some(info) = self.map.get_mut(&handle_key(comm)) {
+            info.defined = true;
+        }
     }
 
     /// Forgets a freed communicator (its handle may be reused).
@@ -120,9 +166,7 @@ impl CommTable {
             return Err(fail("MPI_Group_translate_ranks"));
         }
         let peers: Arc<[u32]> = world.iter().map(|&w| w as u32).collect();
-        let is_world = inter == 0
-            && mpi::rank_size(mpi::comm_world()).map(|(_, s)| s) == Some(n)
-            && peers.iter().enumerate().all(|(i, &w)| w as usize == i);
+        let is_world = handle_key(comm) == handle_key(mpi::comm_world());
         let id = self.next_id;
         self.next_id += 1;
         Ok(CommInfo {
@@ -130,6 +174,7 @@ impl CommTable {
             peers,
             is_world,
             is_inter: inter != 0,
+            defined: is_world,
         })
     }
 }
@@ -138,13 +183,18 @@ impl CommTable {
 #[derive(Debug, Clone)]
 pub enum Pending {
     /// From `isend` (and its modes): completes as `wait me dst tag`.
-    Send { dst: u32, tag: i32 },
+    Send {
+        dst: u32,
+        tag: i32,
+        comm: Option<u32>,
+    },
     /// From `irecv`. A wildcard source or tag is `None` until completion; its record is then
     /// a hole in the writer.
     Recv {
         src: Option<u32>,
         tag: Option<i32>,
         peers: Arc<[u32]>,
+        comm: Option<u32>,
         count: u64,
         dt: u8,
         hole: Option<HoleId>,
@@ -153,8 +203,59 @@ pub enum Pending {
     Collective,
 }
 
-/// `(src, dst, tag)` of a SimGrid `wait`/`test`.
-pub type WaitKey = (u32, u32, i32);
+/// A persistent request (`MPI_Send_init`, `MPI_Recv_init`...): what each `MPI_Start` of it
+/// posts, recorded as an `isend` or `irecv`.
+#[derive(Debug, Clone)]
+pub enum Persistent {
+    Send {
+        dst: u32,
+        tag: i32,
+        count: u64,
+        dt: u8,
+        comm: Option<u32>,
+    },
+    Recv {
+        src: Option<u32>,
+        tag: Option<i32>,
+        peers: Arc<[u32]>,
+        count: u64,
+        dt: u8,
+        comm: Option<u32>,
+    },
+    /// With `MPI_PROC_NULL` as peer: starting it records nothing.
+    Null,
+}
+
+/// A message matched by a probe: its sender (world rank), tag and communicator field.
+#[derive(Debug, Clone, Copy)]
+pub struct Matched {
+    pub src: u32,
+    pub tag: i32,
+    pub comm: Option<u32>,
+}
+
+/// What a SimGrid `wait`/`test` names: `src dst tag` (world ranks), and the communicator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitKey {
+    pub src: u32,
+    pub dst: u32,
+    pub tag: i32,
+    pub comm: Option<u32>,
+}
+
+impl fmt::Display for WaitKey {
+    /// `src dst tag[ comm=<id>]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {} {}{}",
+            self.src,
+            self.dst,
+            self.tag,
+            CommField(self.comm)
+        )
+    }
+}
 
 /// Predefined datatypes SimGrid 3.32 knows, by handle.
 pub struct TypeTable {
@@ -254,8 +355,14 @@ pub struct Tracer {
     /// already complete request for every send that completed at once, so each handle keeps a
     /// queue, oldest first.
     reqs: HashMap<u64, VecDeque<Pending>>,
+    /// Persistent requests by handle, from their creation to `MPI_Request_free`.
+    persistent: HashMap<u64, Persistent>,
+    /// Messages matched by `MPI_Mprobe`/`MPI_Improbe` and not received yet, by handle.
+    messages: HashMap<u64, Matched>,
     records: u64,
     closed: bool,
+    /// The timestamped copy of the records (`TIMELESS_TIMESTAMPS`, see `stamps`).
+    stamped: Option<Stamped>,
 }
 
 // SAFETY: the tracer holds MPI handles (plain identifiers, pointers under Open MPI) and raw
@@ -283,9 +390,33 @@ impl Tracer {
             comms,
             types: TypeTable::from_library(),
             reqs: HashMap::new(),
+            persistent: HashMap::new(),
+            messages: HashMap::new(),
             records: 0,
             closed: false,
+            stamped: None,
         }
+    }
+
+    /// Also writes every record, timestamped, to `stamped`.
+    pub fn set_stamped(&mut self, stamped: Stamped) {
+        self.stamped = Some(stamped);
+    }
+
+    /// The call whose records follow ran from `enter` to `exit` (wall seconds).
+    pub fn set_call(&mut self, enter: f64, exit: f64) {
+        if let Some(s) = &mut self.stamped {
+            s.set_call(enter, exit);
+        }
+    }
+
+    /// Writes a record to the timestamped file only (what the TI trace keeps as a comment).
+    pub fn stamped_only(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        let rank = self.rank;
+        if let Some(s) = &mut self.stamped {
+            s.line(rank, args)?;
+        }
+        Ok(())
     }
 
     pub fn rank(&self) -> u32 {
@@ -307,6 +438,12 @@ impl Tracer {
     }
 
     fn action(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        self.stamped_only(args)?;
+        self.untimed_action(args)
+    }
+
+    /// A record of the TI trace only (compute bursts: the gaps of the timestamped file).
+    fn untimed_action(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
         self.records += 1;
         if self.settings.inject_panic_at == Some(self.records) {
             panic!(
@@ -339,10 +476,15 @@ impl Tracer {
             let flops = (self.pending_cpu * self.speed).round();
             self.pending_cpu = 0.0;
             if flops >= 1.0 {
-                self.action(format_args!("compute {}", flops as u64))?;
+                self.untimed_action(format_args!("compute {}", flops as u64))?;
             }
         }
         Ok(())
+    }
+
+    /// Recording resumes after a pause: the compute since the pause is dropped.
+    pub fn resume(&mut self) {
+        self.last_exit = thread_cpu_secs();
     }
 
     /// Marks the end of the tracer's work for this call: the next burst starts now.
@@ -359,10 +501,26 @@ impl Tracer {
         if !last.is_empty() {
             self.out.line(format_args!("{last}"))?;
         }
-        self.out.finish(|id| {
-            format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed")
-        })?;
+        let unfilled =
+            |id| format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed");
+        self.out.finish(unfilled)?;
+        if let Some(s) = &mut self.stamped {
+            s.writer().finish(unfilled)?;
+        }
         Ok(())
+    }
+
+    /// From a signal handler: writes the buffered whole lines, then `last`, and closes the
+    /// trace (see `signals`).
+    pub fn flush_on_signal(&mut self, last: &'static [u8]) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        self.out.write_on_signal(last);
+        if let Some(s) = &self.stamped {
+            s.writer_ref().write_on_signal(last);
+        }
     }
 
     /// After a failure: write what is recorded, with a comment, and stop.
@@ -416,27 +574,47 @@ impl Tracer {
             .ok_or_else(|| Fail::new(format!("rank {r} out of range in communicator {}", info.id)))
     }
 
-    /// Writes a `# comm <id>` note before a point-to-point record on a communicator other
-    /// than the world (records name world ranks; the communicator is kept for later use).
-    pub fn note_comm(&mut self, comm: MPI_Comm) -> Result<(), Fail> {
-        let info = self.comms.get(comm)?;
-        if !info.is_world {
-            let id = info.id;
-            self.note(format_args!("comm {id}"))?;
+    /// The communicator's description. The first time a communicator other than the world is
+    /// met, its `comm_def` record is written (a comment for an intercommunicator).
+    pub fn comm(&mut self, comm: MPI_Comm) -> Result<CommInfo, Fail> {
+        let info = self.comms.get(comm)?.clone();
+        if info.defined {
+            return Ok(info);
         }
-        Ok(())
+        if info.is_inter {
+            self.note(format_args!(
+                "comm {} (intercommunicator) with remote group world ranks {}",
+                info.id,
+                Counts(&info.peers.iter().map(|&w| u64::from(w)).collect::<Vec<_>>())
+            ))?;
+        } else {
+            self.rec(format_args!(
+                "comm_def {} {} {}",
+                info.id,
+                info.peers.len(),
+                Counts(&info.peers.iter().map(|&w| u64::from(w)).collect::<Vec<_>>())
+            ))?;
+        }
+        self.comms.mark_defined(comm);
+        Ok(info)
     }
 
-    /// Writes a collective record: as is on a world-like communicator, as a comment naming the
-    /// communicator otherwise (SimGrid 3.32 replays collectives on the world only).
-    pub fn coll(&mut self, comm: MPI_Comm, args: fmt::Arguments<'_>) -> Result<(), Fail> {
-        let info = self.comms.get(comm)?;
-        if info.is_world {
-            self.rec(args)
-        } else {
-            let (id, rank) = (info.id, self.rank);
-            self.note(format_args!("comm {id}: {rank} {args}"))
+    /// The `comm=<id>` field of records on `comm` (`None` for the world), after its
+    /// `comm_def`.
+    pub fn comm_field(&mut self, comm: MPI_Comm) -> Result<Option<u32>, Fail> {
+        let info = self.comm(comm)?;
+        Ok(if info.is_inter { None } else { info.field() })
+    }
+
+    /// Writes the record of a point-to-point, completion or collective action on `comm`:
+    /// `"<rank> <args>"`, followed by ` comm=<id>` on a communicator other than the world.
+    pub fn on(&mut self, comm: MPI_Comm, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        let info = self.comm(comm)?;
+        if info.is_inter {
+            self.note(format_args!("comm {} (intercommunicator)", info.id))?;
+            return self.rec(args);
         }
+        self.rec(format_args!("{args}{}", CommField(info.field())))
     }
 
     /// Root of a rooted collective as a world rank.
@@ -479,6 +657,11 @@ impl Tracer {
         if let Some(Pending::Recv { hole: Some(h), .. }) = self.pop(req) {
             self.out
                 .fill(h, format_args!("# irecv freed before its source was known"))?;
+            self.fill_stamped(
+                h,
+                false,
+                format_args!("# irecv freed before its source was known"),
+            )?;
         }
         Ok(())
     }
@@ -495,12 +678,23 @@ impl Tracer {
     /// The `wait` key of a pending request if it is known before completion.
     pub fn known_key(&self, req: u64) -> Option<WaitKey> {
         match self.reqs.get(&req)?.front()? {
-            Pending::Send { dst, tag } => Some((self.rank, *dst, *tag)),
+            Pending::Send { dst, tag, comm } => Some(WaitKey {
+                src: self.rank,
+                dst: *dst,
+                tag: *tag,
+                comm: *comm,
+            }),
             Pending::Recv {
                 src: Some(s),
                 tag: Some(t),
+                comm,
                 ..
-            } => Some((*s, self.rank, *t)),
+            } => Some(WaitKey {
+                src: *s,
+                dst: self.rank,
+                tag: *t,
+                comm: *comm,
+            }),
             _ => None,
         }
     }
@@ -517,12 +711,21 @@ impl Tracer {
             return Ok((false, None));
         };
         match p {
-            Pending::Send { dst, tag } => Ok((true, Some((self.rank, dst, tag)))),
+            Pending::Send { dst, tag, comm } => Ok((
+                true,
+                Some(WaitKey {
+                    src: self.rank,
+                    dst,
+                    tag,
+                    comm,
+                }),
+            )),
             Pending::Collective => Ok((false, None)),
             Pending::Recv {
                 src,
                 tag,
                 peers,
+                comm,
                 count,
                 dt,
                 hole,
@@ -530,6 +733,7 @@ impl Tracer {
                 if mpi::status_cancelled(status) {
                     if let Some(h) = hole {
                         self.out.fill(h, format_args!("# irecv cancelled"))?;
+                        self.fill_stamped(h, false, format_args!("# irecv cancelled"))?;
                     }
                     return Ok((true, None));
                 }
@@ -543,19 +747,133 @@ impl Tracer {
                 let tag = tag.unwrap_or(status.MPI_TAG);
                 if let Some(h) = hole {
                     let rank = self.rank;
-                    self.out
-                        .fill(h, format_args!("{rank} irecv {src} {tag} {count} {dt}"))?;
+                    self.out.fill(
+                        h,
+                        format_args!("{rank} irecv {src} {tag} {count} {dt}{}", CommField(comm)),
+                    )?;
+                    self.fill_stamped(
+                        h,
+                        true,
+                        format_args!("irecv {src} {tag} {count} {dt}{}", CommField(comm)),
+                    )?;
                 }
-                Ok((true, Some((src, self.rank, tag))))
+                Ok((
+                    true,
+                    Some(WaitKey {
+                        src,
+                        dst: self.rank,
+                        tag,
+                        comm,
+                    }),
+                ))
             }
         }
     }
 
-    /// Reserves the place of a wildcard `irecv` record, after the compute burst before it.
+    /// Reserves the place of a wildcard `irecv` record, after the compute burst before it (the
+    /// communicator's `comm_def` must be written already: see [`Tracer::comm`]).
     pub fn hole(&mut self) -> Result<HoleId, Fail> {
         self.flush_compute()?;
         self.records += 1;
-        Ok(self.out.hole())
+        let h = self.out.hole();
+        if let Some(s) = &mut self.stamped {
+            // Both writers number their holes in creation order.
+            let hs = s.hole();
+            debug_assert_eq!(h, hs);
+        }
+        Ok(h)
+    }
+
+    fn fill_stamped(
+        &mut self,
+        h: HoleId,
+        record: bool,
+        args: fmt::Arguments<'_>,
+    ) -> Result<(), Fail> {
+        let rank = self.rank;
+        if let Some(s) = &mut self.stamped {
+            s.fill(h, rank, record, args)?;
+        }
+        Ok(())
+    }
+
+    /// Remembers a persistent request created by a successful `*_init` call.
+    pub fn add_persistent(&mut self, req: MPI_Request, p: Persistent) {
+        if req != mpi::request_null() {
+            self.persistent.insert(handle_key(req), p);
+        }
+    }
+
+    /// Remembers a message matched by `MPI_Mprobe`/`MPI_Improbe`.
+    pub fn add_message(&mut self, msg: mpi::MPI_Message, m: Matched) {
+        self.messages.insert(handle_key(msg), m);
+    }
+
+    /// The matched message `msg` (a handle key read before the receive freed it), forgotten.
+    pub fn take_message(&mut self, msg: u64) -> Option<Matched> {
+        self.messages.remove(&msg)
+    }
+
+    /// Forgets a freed persistent request.
+    pub fn forget_persistent(&mut self, req: u64) {
+        self.persistent.remove(&req);
+    }
+
+    /// `MPI_Start` of the persistent request `req`: records its `isend` or `irecv` and
+    /// tracks it like a nonblocking one. Unknown requests (created while recording was
+    /// paused) record nothing.
+    pub fn start(&mut self, req: MPI_Request) -> Result<(), Fail> {
+        let Some(p) = self.persistent.get(&handle_key(req)).cloned() else {
+            return Ok(());
+        };
+        match p {
+            Persistent::Null => {}
+            Persistent::Send {
+                dst,
+                tag,
+                count,
+                dt,
+                comm,
+            } => {
+                self.rec(format_args!(
+                    "isend {dst} {tag} {count} {dt}{}",
+                    CommField(comm)
+                ))?;
+                self.track(req, Pending::Send { dst, tag, comm });
+            }
+            Persistent::Recv {
+                src,
+                tag,
+                peers,
+                count,
+                dt,
+                comm,
+            } => {
+                let hole = match (src, tag) {
+                    (Some(s), Some(g)) => {
+                        self.rec(format_args!(
+                            "irecv {s} {g} {count} {dt}{}",
+                            CommField(comm)
+                        ))?;
+                        None
+                    }
+                    _ => Some(self.hole()?),
+                };
+                self.track(
+                    req,
+                    Pending::Recv {
+                        src,
+                        tag,
+                        peers,
+                        comm,
+                        count,
+                        dt,
+                        hole,
+                    },
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Number of records written or reserved so far.

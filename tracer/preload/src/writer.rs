@@ -136,6 +136,23 @@ impl Writer {
         self.file.flush()
     }
 
+    /// Writes the text before the first hole, then `last`, without allocating or changing
+    /// the buffer (for a signal handler); the writer must not be used afterwards.
+    pub fn write_on_signal(&self, last: &[u8]) {
+        let mut file = &self.file;
+        for seg in &self.segments {
+            match seg {
+                Segment::Text(s) => {
+                    if file.write_all(s.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+                Segment::Hole(_) => break,
+            }
+        }
+        let _ = file.write_all(last);
+    }
+
     /// Bytes written to the file so far.
     pub fn written_bytes(&self) -> u64 {
         self.written_bytes
@@ -148,6 +165,22 @@ mod tests {
 
     fn read(p: &Path) -> String {
         std::fs::read_to_string(p).unwrap()
+    }
+
+    #[test]
+    fn a_signal_writes_the_text_before_the_first_hole_then_its_line() {
+        let dir = std::env::temp_dir().join(format!("timeless-signal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("w.txt");
+        let mut w = Writer::create(&p, 1 << 20).unwrap();
+        w.line(format_args!("0 init")).unwrap();
+        w.line(format_args!("0 send 1 0 8 6")).unwrap();
+        let _ = w.hole();
+        w.line(format_args!("0 recv 1 0 8 6")).unwrap();
+        assert_eq!(read(&p), "", "all buffered");
+        w.write_on_signal(b"# killed\n");
+        assert_eq!(read(&p), "0 init\n0 send 1 0 8 6\n# killed\n");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -79,13 +79,50 @@ fn run_with_timeout(cmd: &mut Command, limit: Duration) -> Output {
     }
 }
 
-/// A traced run: its output and, per rank, the decoded actions and the raw lines.
+/// A `comm_def` record: the rank's communicator id and its members as world ranks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CommDef {
+    id: u32,
+    members: Vec<u32>,
+}
+
+/// A traced run: its output and, per rank, the decoded actions (with the communicator id of
+/// their `comm=` field, `None` for the world), the `comm_def` records and the raw lines.
 struct Run {
     out: Output,
     dir: PathBuf,
     nranks: u32,
     actions: Vec<Vec<Action>>,
+    comms: Vec<Vec<Option<u32>>>,
+    comm_defs: Vec<Vec<CommDef>>,
     lines: Vec<Vec<String>>,
+}
+
+/// Splits timeless's communicator extension off a record: a `comm_def` line is returned as
+/// such; otherwise the record without its trailing `comm=<id>` field, and the id.
+fn split_comm(line: &str) -> Result<(Option<CommDef>, String, Option<u32>), String> {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    if fields.get(1) == Some(&"comm_def") {
+        let num = |s: &str| s.parse::<u32>().map_err(|e| format!("'{s}': {e}"));
+        let id = num(fields.get(2).ok_or("comm_def without an id")?)?;
+        let size = num(fields.get(3).ok_or("comm_def without a size")?)? as usize;
+        let members = fields[4..]
+            .iter()
+            .map(|f| num(f))
+            .collect::<Result<Vec<_>, _>>()?;
+        if members.len() != size {
+            return Err(format!("comm_def of size {size} lists {}", members.len()));
+        }
+        return Ok((Some(CommDef { id, members }), String::new(), None));
+    }
+    match fields.last().and_then(|f| f.strip_prefix("comm=")) {
+        Some(id) => {
+            let id = id.parse::<u32>().map_err(|e| format!("comm={id}: {e}"))?;
+            let rest = fields[..fields.len() - 1].join(" ");
+            Ok((None, rest, Some(id)))
+        }
+        None => Ok((None, line.to_string(), None)),
+    }
 }
 
 impl Run {
@@ -131,14 +168,47 @@ fn trace(name: &str, program: &str, np: u32, args: &[&str], env: &[(&str, &str)]
         dir,
         nranks: np,
         actions: Vec::new(),
+        comms: Vec::new(),
+        comm_defs: Vec::new(),
         lines: Vec::new(),
     };
     for r in 0..np {
         let path = run.dir.join(format!("rank-{r}.txt"));
         let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let mut acts = Vec::new();
+        let (mut acts, mut comms, mut defs) = (Vec::new(), Vec::new(), Vec::new());
         for (i, line) in text.lines().enumerate() {
-            match parse_line(line, np) {
+            let (def, line, comm) =
+                split_comm(line).unwrap_or_else(|e| panic!("{}:{}: {e}", path.display(), i + 1));
+            if let Some(d) = def {
+                defs.push(d);
+                continue;
+            }
+            // Per-peer count vectors of a sub-communicator have its size; its peers and roots
+            // are world ranks (below `np`): try the world size first.
+            let size = match comm {
+                Some(id) => defs
+                    .iter()
+                    .rev()
+                    .find(|d: &&CommDef| d.id == id)
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "{}:{}: comm={id} before its comm_def",
+                            path.display(),
+                            i + 1
+                        )
+                    })
+                    .members
+                    .len() as u32,
+                None => np,
+            };
+            let parsed = parse_line(&line, np).or_else(|e| {
+                if size != np {
+                    parse_line(&line, size)
+                } else {
+                    Err(e)
+                }
+            });
+            match parsed {
                 Ok(Some(rec)) => {
                     assert_eq!(
                         rec.rank,
@@ -148,6 +218,7 @@ fn trace(name: &str, program: &str, np: u32, args: &[&str], env: &[(&str, &str)]
                         i + 1
                     );
                     acts.push(rec.action);
+                    comms.push(comm);
                 }
                 Ok(None) => {}
                 Err(e) => panic!(
@@ -158,6 +229,8 @@ fn trace(name: &str, program: &str, np: u32, args: &[&str], env: &[(&str, &str)]
             }
         }
         run.actions.push(acts);
+        run.comms.push(comms);
+        run.comm_defs.push(defs);
         run.lines.push(text.lines().map(str::to_string).collect());
     }
     run
@@ -284,9 +357,12 @@ fn assert_requests_balanced(run: &Run, leftover: usize) {
 
 /// Every rank performs the same world collectives in the same order.
 fn assert_collectives_agree(run: &Run) {
-    let coll = |acts: &Vec<Action>| -> Vec<&'static str> {
-        acts.iter()
-            .map(|a| a.keyword())
+    let coll = |r: usize| -> Vec<&'static str> {
+        run.actions[r]
+            .iter()
+            .zip(&run.comms[r])
+            .filter(|(_, c)| c.is_none())
+            .map(|(a, _)| a.keyword())
             .filter(|k| {
                 matches!(
                     *k,
@@ -309,20 +385,24 @@ fn assert_collectives_agree(run: &Run) {
             })
             .collect()
     };
-    let first = coll(&run.actions[0]);
-    for (r, acts) in run.actions.iter().enumerate() {
-        assert_eq!(
-            coll(acts),
-            first,
-            "rank {r} collectives differ from rank 0's"
-        );
+    let first = coll(0);
+    for r in 0..run.actions.len() {
+        assert_eq!(coll(r), first, "rank {r} collectives differ from rank 0's");
     }
 }
 
 /// Replays the trace with SimGrid 3.32's `smpirun -replay` on a 4-node cluster, if installed.
+/// Traces using timeless's communicator extension are not SimGrid's format: skipped.
 fn assert_simgrid_replays(run: &Run) {
     if Command::new("smpirun").arg("--version").output().is_err() {
         eprintln!("smpirun not installed: SimGrid replay check skipped");
+        return;
+    }
+    if run.comm_defs.iter().any(|d| !d.is_empty()) {
+        eprintln!(
+            "{}: communicator extension in use: SimGrid replay check skipped",
+            run.dir.display()
+        );
         return;
     }
     let platform = run.dir.join("platform.xml");
@@ -572,24 +652,45 @@ fn every_traced_call_of_the_coverage_program() {
     let r0 = run.lines[0].join("\n");
     // Derived datatype: 2 x MPI_Type_contiguous(3, MPI_INT) = 24 bytes.
     assert!(r0.contains("0 bcast 24 0 6"), "{r0}");
-    // The duplicate of the world is the world; the even/odd split is a sub-communicator.
-    assert!(
-        r0.contains("# comm 2 = dup of comm 0: world ranks 0 1 2 3"),
-        "{r0}"
+    // Communicators: the even/odd split (1), the duplicate of the world (2), the create that
+    // only rank 0 belongs to (3); each defined right after the call that created it.
+    let def = |id: u32, m: &[u32]| CommDef {
+        id,
+        members: m.to_vec(),
+    };
+    assert_eq!(
+        run.comm_defs[0],
+        vec![def(1, &[0, 2]), def(2, &[0, 1, 2, 3]), def(3, &[0])]
     );
-    assert!(
-        r0.contains("# comm 1 = split of comm 0 color 0 key 0: world ranks 0 2"),
-        "{r0}"
+    assert_eq!(
+        run.comm_defs[1],
+        vec![def(1, &[1, 3]), def(2, &[0, 1, 2, 3])]
     );
-    assert!(r0.contains("# comm 1: 0 bcast 4 0 0"), "{r0}");
-    assert!(
-        r0.contains("# comm 3 = create from comm 0: world ranks 0"),
-        "{r0}"
-    );
-    assert!(
-        run.lines[1].join("\n").contains("1 isend 3 20 2 0"),
-        "sub-communicator p2p in world ranks"
-    );
+    assert!(r0.contains("0 comm_split\n0 comm_def 1 2 0 2\n"), "{r0}");
+    assert!(r0.contains("0 comm_dup\n0 comm_def 2 4 0 1 2 3\n"), "{r0}");
+    // The sub-communicator bcast: root is world rank 0 (rank 1's root is world rank 1).
+    assert!(r0.contains("0 bcast 4 0 0 comm=1"), "{r0}");
+    let r1 = run.lines[1].join("\n");
+    assert!(r1.contains("1 bcast 4 1 0 comm=1"), "{r1}");
+    assert!(r0.contains("0 allreduce 2 0 0 comm=2"), "{r0}");
+    // Point-to-point on the split, in world ranks: tag 20 goes through isend/irecv/wait.
+    assert!(r1.contains("1 isend 3 20 2 0 comm=1"), "{r1}");
+    assert!(r1.contains("1 wait 1 3 20 comm=1"), "{r1}");
+    assert_comms_agree(&run.comm_defs);
+    // Matched probes: the receives name the sender and tag the probe matched.
+    for r in 0..4u32 {
+        let (prev, next) = ((r + 3) % 4, (r + 1) % 4);
+        let text = run.lines[r as usize].join("\n");
+        for expected in [
+            format!("# mprobe {prev} 30"),
+            format!("{r} recv {prev} 30 3 1"),
+            format!("# improbe {next} 31"),
+            format!("{r} irecv {next} 31 4 1"),
+            format!("{r} wait {next} {r} 31"),
+        ] {
+            assert!(text.contains(&expected), "rank {r}: {expected}\n{text}");
+        }
+    }
     // MPI_IN_PLACE at the gather root sends the root's block of the receive buffer.
     assert_eq!(run.count(0, "gather"), 2);
     // Sendrecv from MPI_ANY_SOURCE with tag 5: expanded with the real source.
@@ -618,7 +719,7 @@ fn fortran_calls_go_through_the_fortran_wrappers() {
             ("allreduce", 1),
             ("gather", 1),
             ("alltoall", 1),
-            ("barrier", 1),
+            ("barrier", 2),
             ("comm_split", 1),
         ] {
             assert_eq!(run.count(r, kw), n, "rank {r} {kw}");
@@ -657,7 +758,24 @@ fn fortran_calls_go_through_the_fortran_wrappers() {
             .collect();
         assert_eq!(recvs, vec![r - 1; 3], "rank {r}");
     }
-    assert!(run.lines[0].join("\n").contains("# comm 1: 0 barrier"));
+    for r in 0..4u32 {
+        let half: Vec<u32> = (0..4).filter(|w| w % 2 == r % 2).collect();
+        assert_eq!(
+            run.comm_defs[r as usize],
+            vec![CommDef {
+                id: 1,
+                members: half
+            }],
+            "rank {r}"
+        );
+        let on_half: Vec<&Action> = run.actions[r as usize]
+            .iter()
+            .zip(&run.comms[r as usize])
+            .filter(|(_, c)| **c == Some(1))
+            .map(|(a, _)| a)
+            .collect();
+        assert_eq!(on_half, vec![&Action::Barrier], "rank {r}");
+    }
     assert_pairs_match(&run);
     assert_requests_balanced(&run, 0);
     assert_collectives_agree(&run);
@@ -741,4 +859,360 @@ fn mpi_abort_leaves_a_valid_trace() {
     let text = run.lines[0].join("\n");
     assert!(text.contains("0 bcast 2 0 4"), "{text}");
     assert!(text.ends_with("# MPI_Abort with error code 1"), "{text}");
+}
+
+/// The communicator extension's identity rule: a communicator is (ordered member list,
+/// occurrence index of that list among a rank's own `comm_def`s). Every rank that defines it
+/// must be a member, and every member must define it.
+fn assert_comms_agree(defs: &[Vec<CommDef>]) {
+    let mut definers: BTreeMap<(Vec<u32>, usize), Vec<u32>> = BTreeMap::new();
+    for (r, rank_defs) in defs.iter().enumerate() {
+        let mut seen: BTreeMap<&Vec<u32>, usize> = BTreeMap::new();
+        for d in rank_defs {
+            assert!(d.members.contains(&(r as u32)), "rank {r} defines {d:?}");
+            let k = seen.entry(&d.members).or_insert(0);
+            definers
+                .entry((d.members.clone(), *k))
+                .or_default()
+                .push(r as u32);
+            *k += 1;
+        }
+    }
+    for ((members, occurrence), ranks) in definers {
+        let mut sorted = members.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            ranks, sorted,
+            "communicator {members:?} (occurrence {occurrence}) defined by {ranks:?}"
+        );
+    }
+}
+
+#[test]
+fn the_committed_commsplit_trace_follows_the_communicator_identity_rule() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/commsplit4");
+    let defs: Vec<Vec<CommDef>> = (0..4)
+        .map(|r| {
+            std::fs::read_to_string(dir.join(format!("rank-{r}.txt")))
+                .expect("committed trace")
+                .lines()
+                .filter_map(|l| split_comm(l).expect("valid record").0)
+                .collect()
+        })
+        .collect();
+    assert_eq!(defs[0].len(), 10);
+    assert_eq!(defs[1].len(), 9);
+    assert_comms_agree(&defs);
+}
+
+/// Actions per (keyword, communicator id) of one rank.
+fn kinds(run: &Run, rank: usize) -> BTreeMap<(&'static str, Option<u32>), usize> {
+    let mut m = BTreeMap::new();
+    for (a, c) in run.actions[rank].iter().zip(&run.comms[rank]) {
+        *m.entry((a.keyword(), *c)).or_insert(0) += 1;
+    }
+    m
+}
+
+#[test]
+fn sub_communicators_are_defined_and_named_on_every_record() {
+    // 2 x 2 grid: rank r is in row r / 2 and column r % 2.
+    let run = trace("commsplit", "commsplit", 4, &["2"], &[]);
+    assert_ok(&run);
+    assert!(run
+        .stdout()
+        .contains("commsplit: 4 ranks on a 2x2 grid, 2 rounds, checksum"));
+    for r in 0..4u32 {
+        let (row, col) = (r / 2, r % 2);
+        let row_members = vec![2 * row, 2 * row + 1];
+        let def = |id: u32, members: Vec<u32>| CommDef { id, members };
+        // In creation order: row split, column split, row duplicate, Cartesian grid, its row
+        // slice, then MPI_COMM_SELF at first use.
+        assert_eq!(
+            run.comm_defs[r as usize],
+            vec![
+                def(1, row_members.clone()),
+                def(2, vec![col, col + 2]),
+                def(3, row_members.clone()),
+                def(4, vec![0, 1, 2, 3]),
+                def(5, row_members.clone()),
+                def(6, vec![r]),
+            ]
+            .into_iter()
+            .chain([def(7, vec![col, col + 2])])
+            // The even ranks' communicator, made by them only.
+            .chain((r % 2 == 0).then(|| def(8, vec![0, 2])))
+            // Rows 0 and 1 merged, row 0 first.
+            .chain([def(if r % 2 == 0 { 9 } else { 8 }, vec![0, 1, 2, 3])])
+            // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one machine, every rank.
+            .chain([def(if r % 2 == 0 { 10 } else { 9 }, vec![0, 1, 2, 3])])
+            .collect::<Vec<_>>(),
+            "rank {r}"
+        );
+        let k = kinds(&run, r as usize);
+        let expected: BTreeMap<(&str, Option<u32>), usize> = [
+            (("init", None), 1),
+            // SimGrid's no-op actions (3 comm_split, 2 comm_dup) decode as one kind.
+            (("comm_size", None), 5),
+            (("barrier", Some(7)), 1),
+            (("bcast", Some(1)), 2),
+            (("allreduce", Some(1)), 2),
+            (("alltoall", Some(1)), 2),
+            // Sendrecv with tag 7 → isend, irecv, wait, wait; then isend/irecv + waitall.
+            (("isend", Some(1)), 4),
+            (("irecv", Some(1)), 4),
+            (("wait", Some(1)), 4),
+            (("waitall", None), 2),
+            (("reduce", Some(2)), 2),
+            (("allgather", Some(2)), 2),
+            (("allreduce", None), 2),
+            (("barrier", Some(3)), 1),
+            (("allreduce", Some(5)), 1),
+            (("allreduce", Some(6)), 1),
+            (("reduce", None), 1),
+            (("finalize", None), 1),
+        ]
+        .into_iter()
+        // Even ranks: on their own communicator (8), on the merged one (9), on the node (10);
+        // odd ranks: on the merged one (8), on the node (9).
+        .chain(if r % 2 == 0 {
+            vec![
+                (("allreduce", Some(8)), 1),
+                (("allreduce", Some(9)), 1),
+                (("barrier", Some(10)), 1),
+            ]
+        } else {
+            vec![(("allreduce", Some(8)), 1), (("barrier", Some(9)), 1)]
+        })
+        .collect();
+        let without_compute: BTreeMap<_, _> = k
+            .into_iter()
+            .filter(|((kw, _), _)| *kw != "compute")
+            .collect();
+        assert_eq!(without_compute, expected, "rank {r}");
+        // Roots and peers are world ranks: the row's bcast root is its first rank, the
+        // column's reduce root its last, and the ring shift's peer the other row member.
+        let peer = 2 * row + (1 - col);
+        for (a, c) in run.actions[r as usize].iter().zip(&run.comms[r as usize]) {
+            match (a, c) {
+                (Action::Bcast { root, .. }, Some(1)) => assert_eq!(*root, 2 * row),
+                (Action::Reduce { root, .. }, Some(2)) => assert_eq!(*root, col + 2),
+                (Action::Send { dst, .. }, Some(1)) => assert_eq!(*dst, peer),
+                (Action::Recv { src, .. }, Some(1)) => assert_eq!(*src, peer, "wildcard source"),
+                _ => {}
+            }
+        }
+    }
+    assert_comms_agree(&run.comm_defs);
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+    assert_collectives_agree(&run);
+}
+
+#[test]
+fn the_wavefront_pipeline_sends_each_boundary_once_per_plane_and_sweep() {
+    // 2 x 2 grid, 48 x 48 blocks, 6 planes, 3 iterations: every rank has one downstream and
+    // one upstream neighbour per direction it borders, i.e. 2 per sweep and plane.
+    let run = trace("wavefront", "wavefront", 4, &["48", "6", "3"], &[]);
+    assert_ok(&run);
+    assert!(run
+        .stdout()
+        .contains("wavefront: 4 ranks on a 2x2 grid, n 48, nz 6, 3 iterations, norm"));
+    for r in 0..4usize {
+        assert_eq!(run.count(r, "send"), 36, "rank {r}");
+        assert_eq!(run.count(r, "recv"), 36, "rank {r}");
+        assert_eq!(run.count(r, "allreduce"), 3, "rank {r}");
+        assert_eq!(run.count(r, "isend") + run.count(r, "irecv"), 0, "rank {r}");
+        for a in &run.actions[r] {
+            if let Action::Send { count, dt, .. } = a {
+                assert_eq!((*count, *dt), (48, Some(Datatype::DOUBLE)), "rank {r}");
+            }
+        }
+    }
+    // Rank 3 (south-east corner) waits for its north (1) and west (2) neighbours first.
+    let first_recvs: Vec<(u32, i32)> = run.actions[3]
+        .iter()
+        .filter_map(|a| match a {
+            Action::Recv { src, tag, .. } => Some((*src, *tag)),
+            _ => None,
+        })
+        .take(2)
+        .collect();
+    assert_eq!(first_recvs, vec![(1, 0), (2, 1000)]);
+    // Rank 0 (north-west corner) first sends south (2) then east (1), plane 0.
+    let first_sends: Vec<(u32, i32)> = run.actions[0]
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send { dst, tag, .. } => Some((*dst, *tag)),
+            _ => None,
+        })
+        .take(2)
+        .collect();
+    assert_eq!(first_sends, vec![(2, 0), (1, 1000)]);
+    assert_pairs_match(&run);
+    assert_collectives_agree(&run);
+    assert_simgrid_replays(&run);
+}
+
+/// Checks a pause/resume trace: messages of phases 1, 3 and 5 only, one heavy burst (phase
+/// 1's; phases 2 and 4 ran paused), and the comments naming the switches.
+fn assert_phases_1_3_5(run: &Run, pause: &str, resume: &str, info: &str) {
+    for r in 0..run.nranks as usize {
+        let tags: Vec<i32> = run.actions[r]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { tag, .. } => Some(*tag),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tags, vec![1, 3, 5], "rank {r}: sends");
+        assert_eq!(run.count(r, "recv"), 3, "rank {r}");
+        let flops: Vec<f64> = run.actions[r]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Compute { flops } => Some(*flops),
+                _ => None,
+            })
+            .collect();
+        let max = flops.iter().copied().fold(0.0, f64::max);
+        assert_eq!(
+            flops.iter().filter(|&&f| f > max / 4.0).count(),
+            1,
+            "rank {r}: one heavy burst: {flops:?}"
+        );
+        let text = run.lines[r].join("\n");
+        for note in [
+            format!("# tracing paused by {pause}"),
+            format!("# tracing resumed by {resume}"),
+            format!("# tracing paused by {info} TIMELESS_TRACING"),
+            format!("# tracing resumed by {info} TIMELESS_TRACING"),
+        ] {
+            assert_eq!(text.matches(&note).count(), 1, "rank {r}: {note}\n{text}");
+        }
+    }
+    assert_pairs_match(run);
+    assert_collectives_agree(run);
+}
+
+#[test]
+fn pcontrol_and_the_info_key_pause_and_resume_tracing_in_c() {
+    let run = trace("tracing_control", "tracing_control", 3, &[], &[]);
+    assert_ok(&run);
+    // Phases 1..5 with values rank + phase, weighted by the phase: the ring shift.
+    assert!(
+        run.stdout()
+            .contains("tracing_control: 3 ranks, checksum 210"),
+        "{}",
+        run.stdout()
+    );
+    assert_phases_1_3_5(&run, "MPI_Pcontrol(0)", "MPI_Pcontrol(1)", "MPI_Info_set");
+    assert_simgrid_replays(&run);
+}
+
+#[test]
+fn pcontrol_and_the_info_key_pause_and_resume_tracing_in_fortran() {
+    let run = trace("fortran_control", "fortran_control", 3, &[], &[]);
+    assert_ok(&run);
+    assert!(
+        run.stdout()
+            .contains("fortran_control: 3 ranks, checksum 210"),
+        "{}",
+        run.stdout()
+    );
+    assert_phases_1_3_5(&run, "MPI_PCONTROL(0)", "MPI_PCONTROL(1)", "MPI_INFO_SET");
+}
+
+#[test]
+fn ranks_killed_after_mpi_abort_write_their_buffered_records() {
+    // Rank 1 aborts in round 2; mpirun then sends SIGTERM to the others, blocked in MPI_Recv.
+    let run = trace("abort_midway", "abort_midway", 4, &["2", "1"], &[]);
+    assert!(!run.out.status.success());
+    for r in 0..4usize {
+        let text = std::fs::read_to_string(run.dir.join(format!("rank-{r}.txt"))).unwrap();
+        assert!(
+            text.is_empty() || text.ends_with('\n'),
+            "rank {r}: a partial line"
+        );
+    }
+    // The aborting rank: rounds 0 and 1 in full, the receive of round 2, then the abort.
+    let tags = |r: usize, kind: &str| -> Vec<i32> {
+        run.actions[r]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { tag, .. } if kind == "send" => Some(*tag),
+                Action::Recv { tag, .. } if kind == "recv" => Some(*tag),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(tags(1, "recv"), vec![0, 1, 2]);
+    assert_eq!(tags(1, "send"), vec![0, 1]);
+    assert_eq!(
+        run.lines[1].last().map(String::as_str),
+        Some("# MPI_Abort with error code 3")
+    );
+    // The killed ranks: what they did before the abort, then the signal's comment. A rank
+    // killed before its handler could run leaves an empty file (reported, not failed).
+    let mut flushed = 0;
+    for r in [0usize, 2, 3] {
+        if run.lines[r].is_empty() {
+            eprintln!("rank {r} was killed before it could write its trace");
+            continue;
+        }
+        flushed += 1;
+        assert_eq!(
+            run.lines[r].last().map(String::as_str),
+            Some("# terminated by SIGTERM: the trace stops here"),
+            "rank {r}"
+        );
+        assert!(matches!(run.actions[r].first(), Some(Action::Init { .. })));
+        let sends = tags(r, "send");
+        assert!(sends.starts_with(&[0, 1]), "rank {r}: {sends:?}");
+    }
+    assert!(flushed >= 1, "no killed rank wrote its trace");
+}
+
+#[test]
+fn persistent_requests_record_one_isend_or_irecv_per_start() {
+    // 3 ranks, 2 iterations with MPI_Startall/MPI_Waitall, then one with MPI_Start/MPI_Wait.
+    let run = trace("persistent", "persistent", 3, &["2", "10"], &[]);
+    assert_ok(&run);
+    assert!(
+        run.stdout()
+            .contains("persistent: 3 ranks, 2 iterations, total 182232.0"),
+        "{}",
+        run.stdout()
+    );
+    for r in 0..3u32 {
+        let (left, right) = ((r + 2) % 3, (r + 1) % 3);
+        assert_eq!(run.count(r as usize, "isend"), 6, "rank {r}");
+        assert_eq!(run.count(r as usize, "irecv"), 6, "rank {r}");
+        assert_eq!(run.count(r as usize, "waitall"), 2, "rank {r}");
+        assert_eq!(run.count(r as usize, "wait"), 4, "rank {r}");
+        // The MPI_ANY_SOURCE receive (tag 1) names the left neighbour each time it starts.
+        let tag1: Vec<u32> = run.actions[r as usize]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Recv {
+                    src,
+                    tag: 1,
+                    blocking: false,
+                    ..
+                } => Some(*src),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tag1, vec![left; 3], "rank {r}");
+        let text = run.lines[r as usize].join("\n");
+        assert!(
+            text.contains(&format!(
+                "{r} isend {right} 1 10 0\n{r} isend {left} 2 10 0"
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("never completed"), "{text}");
+    }
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+    assert_simgrid_replays(&run);
 }

@@ -3,33 +3,28 @@
 use super::*;
 
 /// Declares a collective kind whose record is written by `$write` from the blocking form's
-/// arguments; the nonblocking form (same arguments plus a request) also tracks its request.
+/// arguments (the communicator, named in brackets, last); the nonblocking form (same arguments plus a request)
+/// also tracks its request. A collective on an intercommunicator is noted, not recorded.
 macro_rules! collective {
-    ($(#[$doc:meta])* $kind:ident => $write:ident ( $($a:ident : $t:ty),* )) => {
+    ($(#[$doc:meta])* $kind:ident => $write:ident [$comm:ident] ( $($a:ident : $t:ty),* )) => {
         $(#[$doc])*
         pub struct $kind;
-        impl Hook<($($t,)*)> for $kind {
+        impl Hook<($($t,)* MPI_Comm,)> for $kind {
             type Stash = ();
-            fn pre(_: &mut Tracer, _: &($($t,)*)) -> Result<(), Fail> {
-                Ok(())
-            }
-            fn post(t: &mut Tracer, &($($a,)*): &($($t,)*), _: (), ret: c_int) -> Result<(), Fail> {
-                if failed(t, ret)? {
+            fn post(t: &mut Tracer, &($($a,)* $comm,): &($($t,)* MPI_Comm,), _: ()) -> Result<(), Fail> {
+                if inter(t, $comm, stringify!($write))? {
                     return Ok(());
                 }
-                $write(t, $($a),*)
+                $write(t, $($a,)* $comm)
             }
         }
-        impl Hook<($($t,)* Req,)> for $kind {
+        impl Hook<($($t,)* MPI_Comm, Req,)> for $kind {
             type Stash = ();
-            fn pre(_: &mut Tracer, _: &($($t,)* Req,)) -> Result<(), Fail> {
-                Ok(())
-            }
-            fn post(t: &mut Tracer, &($($a,)* req,): &($($t,)* Req,), _: (), ret: c_int) -> Result<(), Fail> {
-                if failed(t, ret)? {
+            fn post(t: &mut Tracer, &($($a,)* $comm, req,): &($($t,)* MPI_Comm, Req,), _: ()) -> Result<(), Fail> {
+                if inter(t, $comm, stringify!($write))? {
                     return Ok(());
                 }
-                $write(t, $($a),*)?;
+                $write(t, $($a,)* $comm)?;
                 // SAFETY: the request output of a successful call.
                 t.track(unsafe { *req }, Pending::Collective);
                 Ok(())
@@ -40,11 +35,11 @@ macro_rules! collective {
 
 /// Collective on an intercommunicator: not recorded yet, noted.
 fn inter(t: &mut Tracer, comm: MPI_Comm, what: &str) -> Result<bool, Fail> {
-    let info = t.comms.get(comm)?;
+    let info = t.comm(comm)?;
     if info.is_inter {
-        let id = info.id;
         t.note(format_args!(
-            "comm {id}: {what} on an intercommunicator, not recorded"
+            "comm {}: {what} on an intercommunicator, not recorded",
+            info.id
         ))?;
         return Ok(true);
     }
@@ -53,18 +48,15 @@ fn inter(t: &mut Tracer, comm: MPI_Comm, what: &str) -> Result<bool, Fail> {
 
 collective!(
     /// `barrier`, `ibarrier`.
-    Barrier => barrier(comm: MPI_Comm)
+    Barrier => barrier[comm]()
 );
 fn barrier(t: &mut Tracer, comm: MPI_Comm) -> Result<(), Fail> {
-    if inter(t, comm, "barrier")? {
-        return Ok(());
-    }
-    t.coll(comm, format_args!("barrier"))
+    t.on(comm, format_args!("barrier"))
 }
 
 collective!(
     /// `bcast`, `ibcast`.
-    Bcast => bcast(b: RB, count: c_int, dt: Dt, root: c_int, comm: MPI_Comm)
+    Bcast => bcast[comm](b: RB, count: c_int, dt: Dt, root: c_int)
 );
 fn bcast(
     t: &mut Tracer,
@@ -74,17 +66,14 @@ fn bcast(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "bcast")? {
-        return Ok(());
-    }
     let (n, id) = t.volume(count, dt)?;
     let r = t.root(comm, root)?;
-    t.coll(comm, format_args!("bcast {n} {r} {id}"))
+    t.on(comm, format_args!("bcast {n} {r} {id}"))
 }
 
 collective!(
     /// `reduce`, `ireduce`.
-    Reduce => reduce(s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, root: c_int, comm: MPI_Comm)
+    Reduce => reduce[comm](s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, root: c_int)
 );
 #[allow(clippy::too_many_arguments)]
 fn reduce(
@@ -97,12 +86,9 @@ fn reduce(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "reduce")? {
-        return Ok(());
-    }
     let (n, id) = t.volume(count, dt)?;
     let r = t.root(comm, root)?;
-    t.coll(comm, format_args!("reduce {n} 0 {r} {id}"))
+    t.on(comm, format_args!("reduce {n} 0 {r} {id}"))
 }
 
 /// Writes `<keyword> count 0 dt` (allreduce, scan, exscan).
@@ -113,16 +99,13 @@ fn reduction(
     dt: Dt,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, keyword)? {
-        return Ok(());
-    }
     let (n, id) = t.volume(count, dt)?;
-    t.coll(comm, format_args!("{keyword} {n} 0 {id}"))
+    t.on(comm, format_args!("{keyword} {n} 0 {id}"))
 }
 
 collective!(
     /// `allreduce`, `iallreduce`.
-    AllReduce => allreduce(s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, comm: MPI_Comm)
+    AllReduce => allreduce[comm](s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op)
 );
 fn allreduce(
     t: &mut Tracer,
@@ -138,7 +121,7 @@ fn allreduce(
 
 collective!(
     /// `scan`, `iscan`.
-    Scan => scan(s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, comm: MPI_Comm)
+    Scan => scan[comm](s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op)
 );
 fn scan(
     t: &mut Tracer,
@@ -154,7 +137,7 @@ fn scan(
 
 collective!(
     /// `exscan`, `iexscan`.
-    ExScan => exscan(s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, comm: MPI_Comm)
+    ExScan => exscan[comm](s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op)
 );
 fn exscan(
     t: &mut Tracer,
@@ -170,7 +153,7 @@ fn exscan(
 
 collective!(
     /// `reduce_scatter_block`, `ireduce_scatter_block`: equal counts.
-    ReduceScatterBlock => reduce_scatter_block(s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op, comm: MPI_Comm)
+    ReduceScatterBlock => reduce_scatter_block[comm](s: SB, r: RB, count: c_int, dt: Dt, op: MPI_Op)
 );
 fn reduce_scatter_block(
     t: &mut Tracer,
@@ -181,12 +164,9 @@ fn reduce_scatter_block(
     _: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "reduce_scatter_block")? {
-        return Ok(());
-    }
     let (n, id) = t.volume(count, dt)?;
     let counts = vec![n; t.comm_size(comm)?];
-    t.coll(
+    t.on(
         comm,
         format_args!("reducescatter {} 0 {id}", Counts(&counts)),
     )
@@ -194,7 +174,7 @@ fn reduce_scatter_block(
 
 collective!(
     /// `reduce_scatter`, `ireduce_scatter`.
-    ReduceScatter => reduce_scatter(s: SB, r: RB, counts: Ints, dt: Dt, op: MPI_Op, comm: MPI_Comm)
+    ReduceScatter => reduce_scatter[comm](s: SB, r: RB, counts: Ints, dt: Dt, op: MPI_Op)
 );
 fn reduce_scatter(
     t: &mut Tracer,
@@ -205,17 +185,14 @@ fn reduce_scatter(
     _: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "reduce_scatter")? {
-        return Ok(());
-    }
     let n = t.comm_size(comm)?;
     let (c, id) = t.volumes(ints(counts, n), n, dt)?;
-    t.coll(comm, format_args!("reducescatter {} 0 {id}", Counts(&c)))
+    t.on(comm, format_args!("reducescatter {} 0 {id}", Counts(&c)))
 }
 
 collective!(
     /// `gather`, `igather`.
-    Gather => gather(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, root: c_int, comm: MPI_Comm)
+    Gather => gather[comm](sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, root: c_int)
 );
 /// Receive arguments count at the root only (elsewhere the send ones are written twice);
 /// `MPI_IN_PLACE` at the root sends the root's block of the receive buffer.
@@ -231,9 +208,6 @@ fn gather(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "gather")? {
-        return Ok(());
-    }
     let is_root = t.local_rank(comm)? == root;
     let (s, sid) = if is_root && in_place(sbuf) {
         t.volume(rc, rdt)?
@@ -246,12 +220,12 @@ fn gather(
         (s, sid)
     };
     let w = t.root(comm, root)?;
-    t.coll(comm, format_args!("gather {s} {r} {w} {sid} {rid}"))
+    t.on(comm, format_args!("gather {s} {r} {w} {sid} {rid}"))
 }
 
 collective!(
     /// `gatherv`, `igatherv`.
-    GatherV => gatherv(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rcs: Ints, displs: Ints, rdt: Dt, root: c_int, comm: MPI_Comm)
+    GatherV => gatherv[comm](sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rcs: Ints, displs: Ints, rdt: Dt, root: c_int)
 );
 /// The counts are the root's (zeros elsewhere).
 #[allow(clippy::too_many_arguments)]
@@ -267,9 +241,6 @@ fn gatherv(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "gatherv")? {
-        return Ok(());
-    }
     let me = t.local_rank(comm)?;
     let n = t.comm_size(comm)?;
     let (s, sid, r, rid) = if me == root {
@@ -285,7 +256,7 @@ fn gatherv(
         (s, sid, vec![0; n], sid)
     };
     let w = t.root(comm, root)?;
-    t.coll(
+    t.on(
         comm,
         format_args!("gatherv {s} {} {w} {sid} {rid}", Counts(&r)),
     )
@@ -293,7 +264,7 @@ fn gatherv(
 
 collective!(
     /// `scatter`, `iscatter`.
-    Scatter => scatter(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, root: c_int, comm: MPI_Comm)
+    Scatter => scatter[comm](sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, root: c_int)
 );
 /// Send arguments count at the root only (elsewhere the receive ones are written twice);
 /// `MPI_IN_PLACE` at the root keeps the root's block in the send buffer.
@@ -309,9 +280,6 @@ fn scatter(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "scatter")? {
-        return Ok(());
-    }
     let is_root = t.local_rank(comm)? == root;
     let (r, rid) = if is_root && in_place(rbuf) {
         t.volume(sc, sdt)?
@@ -324,12 +292,12 @@ fn scatter(
         (r, rid)
     };
     let w = t.root(comm, root)?;
-    t.coll(comm, format_args!("scatter {s} {r} {w} {sid} {rid}"))
+    t.on(comm, format_args!("scatter {s} {r} {w} {sid} {rid}"))
 }
 
 collective!(
     /// `scatterv`, `iscatterv`.
-    ScatterV => scatterv(sbuf: SB, scs: Ints, displs: Ints, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, root: c_int, comm: MPI_Comm)
+    ScatterV => scatterv[comm](sbuf: SB, scs: Ints, displs: Ints, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, root: c_int)
 );
 /// The counts are the root's (zeros elsewhere).
 #[allow(clippy::too_many_arguments)]
@@ -345,9 +313,6 @@ fn scatterv(
     root: c_int,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "scatterv")? {
-        return Ok(());
-    }
     let me = t.local_rank(comm)?;
     let n = t.comm_size(comm)?;
     let (s, sid, r, rid) = if me == root {
@@ -363,7 +328,7 @@ fn scatterv(
         (vec![0; n], rid, r, rid)
     };
     let w = t.root(comm, root)?;
-    t.coll(
+    t.on(
         comm,
         format_args!("scatterv {} {r} {w} {sid} {rid}", Counts(&s)),
     )
@@ -371,7 +336,7 @@ fn scatterv(
 
 collective!(
     /// `allgather`, `iallgather`.
-    AllGather => allgather(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, comm: MPI_Comm)
+    AllGather => allgather[comm](sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt)
 );
 #[allow(clippy::too_many_arguments)]
 fn allgather(
@@ -384,21 +349,18 @@ fn allgather(
     rdt: Dt,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "allgather")? {
-        return Ok(());
-    }
     let (r, rid) = t.volume(rc, rdt)?;
     let (s, sid) = if in_place(sbuf) {
         (r, rid)
     } else {
         t.volume(sc, sdt)?
     };
-    t.coll(comm, format_args!("allgather {s} {r} {sid} {rid}"))
+    t.on(comm, format_args!("allgather {s} {r} {sid} {rid}"))
 }
 
 collective!(
     /// `allgatherv`, `iallgatherv`.
-    AllGatherV => allgatherv(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rcs: Ints, displs: Ints, rdt: Dt, comm: MPI_Comm)
+    AllGatherV => allgatherv[comm](sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rcs: Ints, displs: Ints, rdt: Dt)
 );
 /// Displacements are not written: they do not affect timing.
 #[allow(clippy::too_many_arguments)]
@@ -413,9 +375,6 @@ fn allgatherv(
     rdt: Dt,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "allgatherv")? {
-        return Ok(());
-    }
     let me = t.local_rank(comm)? as usize;
     let n = t.comm_size(comm)?;
     let (r, rid) = t.volumes(ints(rcs, n), n, rdt)?;
@@ -424,7 +383,7 @@ fn allgatherv(
     } else {
         t.volume(sc, sdt)?
     };
-    t.coll(
+    t.on(
         comm,
         format_args!("allgatherv {s} {} {sid} {rid}", Counts(&r)),
     )
@@ -432,7 +391,7 @@ fn allgatherv(
 
 collective!(
     /// `alltoall`, `ialltoall`.
-    AllToAll => alltoall(sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt, comm: MPI_Comm)
+    AllToAll => alltoall[comm](sbuf: SB, sc: c_int, sdt: Dt, rbuf: RB, rc: c_int, rdt: Dt)
 );
 #[allow(clippy::too_many_arguments)]
 fn alltoall(
@@ -445,21 +404,18 @@ fn alltoall(
     rdt: Dt,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "alltoall")? {
-        return Ok(());
-    }
     let (r, rid) = t.volume(rc, rdt)?;
     let (s, sid) = if in_place(sbuf) {
         (r, rid)
     } else {
         t.volume(sc, sdt)?
     };
-    t.coll(comm, format_args!("alltoall {s} {r} {sid} {rid}"))
+    t.on(comm, format_args!("alltoall {s} {r} {sid} {rid}"))
 }
 
 collective!(
     /// `alltoallv`, `ialltoallv`.
-    AllToAllV => alltoallv(sbuf: SB, scs: Ints, sd: Ints, sdt: Dt, rbuf: RB, rcs: Ints, rd: Ints, rdt: Dt, comm: MPI_Comm)
+    AllToAllV => alltoallv[comm](sbuf: SB, scs: Ints, sd: Ints, sdt: Dt, rbuf: RB, rcs: Ints, rd: Ints, rdt: Dt)
 );
 /// Buffer sizes are the sums of the counts.
 #[allow(clippy::too_many_arguments)]
@@ -475,9 +431,6 @@ fn alltoallv(
     rdt: Dt,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    if inter(t, comm, "alltoallv")? {
-        return Ok(());
-    }
     let n = t.comm_size(comm)?;
     let (r, rid) = t.volumes(ints(rcs, n), n, rdt)?;
     let (s, sid) = if in_place(sbuf) {
@@ -486,7 +439,7 @@ fn alltoallv(
         t.volumes(ints(scs, n), n, sdt)?
     };
     let (ss, rs): (u64, u64) = (s.iter().sum(), r.iter().sum());
-    t.coll(
+    t.on(
         comm,
         format_args!(
             "alltoallv {ss} {} {rs} {} {sid} {rid}",

@@ -1,153 +1,90 @@
 //! Communicator creation and release.
+//!
+//! Every member of a new communicator writes SimGrid's no-op action for the call where SimGrid
+//! has one (`comm_split`, `comm_dup`), then the communicator's `comm_def` record. A rank that
+//! gets `MPI_COMM_NULL` writes the no-op action only. Communicators made by calls not listed
+//! here (`MPI_Comm_idup`, `MPI_Intercomm_create`...) are described at their first use.
 
 use super::*;
 
-/// Describes a new communicator in a comment (and SimGrid's no-op action where it has one).
-fn new_comm(
-    t: &mut Tracer,
-    action: Option<&str>,
-    how: std::fmt::Arguments<'_>,
-    newcomm: MPI_Comm,
-) -> Result<(), Fail> {
+/// Records the creation of the communicator in `newcomm` (the output of a successful call).
+fn created(t: &mut Tracer, action: Option<&str>, newcomm: *mut MPI_Comm) -> Result<(), Fail> {
     if let Some(a) = action {
         t.rec(format_args!("{a}"))?;
     }
-    if newcomm == mpi::comm_null() {
-        return t.note(format_args!("{how}: MPI_COMM_NULL"));
+    // SAFETY: output of a successful call.
+    let nc = unsafe { *newcomm };
+    if nc == mpi::comm_null() {
+        return Ok(());
     }
-    let info = t.comms.get(newcomm)?.clone();
-    t.note(format_args!(
-        "comm {} = {how}: world ranks {}",
-        info.id,
-        Counts(&info.peers.iter().map(|&w| u64::from(w)).collect::<Vec<_>>())
-    ))
+    // A handle may be reused after MPI_Comm_free: describe the new communicator afresh.
+    t.comms.forget(nc);
+    t.comm(nc).map(drop)
 }
 
-fn comm_id(t: &mut Tracer, comm: MPI_Comm) -> Result<u32, Fail> {
-    Ok(t.comms.get(comm)?.id)
+/// Declares a creation kind: `$kind` for the argument tuple `$args`, whose `newcomm` output is
+/// at position `$out`, written as SimGrid's `$action` (if any) and a `comm_def`.
+macro_rules! creation {
+    ($(#[$doc:meta])* $kind:ident ( $args:ty ) . $out:tt => $action:expr) => {
+        $(#[$doc])*
+        pub struct $kind;
+        impl Hook<$args> for $kind {
+            type Stash = ();
+            fn post(t: &mut Tracer, a: &$args, _: ()) -> Result<(), Fail> {
+                created(t, $action, a.$out)
+            }
+        }
+    };
 }
 
-/// `comm_split`.
-pub struct CommSplit;
-impl Hook<(MPI_Comm, c_int, c_int, *mut MPI_Comm)> for CommSplit {
-    type Stash = ();
-    fn pre(_: &mut Tracer, _: &(MPI_Comm, c_int, c_int, *mut MPI_Comm)) -> Result<(), Fail> {
-        Ok(())
-    }
-    fn post(
-        t: &mut Tracer,
-        &(comm, color, key, newcomm): &(MPI_Comm, c_int, c_int, *mut MPI_Comm),
-        _: (),
-        ret: c_int,
-    ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
-        let p = comm_id(t, comm)?;
-        // SAFETY: output of a successful call.
-        let nc = unsafe { *newcomm };
-        new_comm(
-            t,
-            Some("comm_split"),
-            format_args!("split of comm {p} color {color} key {key}"),
-            nc,
-        )
-    }
-}
-impl Hook<(MPI_Comm, c_int, c_int, mpi_sys::MPI_Info, *mut MPI_Comm)> for CommSplit {
-    type Stash = ();
-    fn pre(
-        _: &mut Tracer,
-        _: &(MPI_Comm, c_int, c_int, mpi_sys::MPI_Info, *mut MPI_Comm),
-    ) -> Result<(), Fail> {
-        Ok(())
-    }
-    fn post(
-        t: &mut Tracer,
-        &(comm, split_type, key, _, newcomm): &(
-            MPI_Comm,
-            c_int,
-            c_int,
-            mpi_sys::MPI_Info,
-            *mut MPI_Comm,
-        ),
-        _: (),
-        ret: c_int,
-    ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
-        let p = comm_id(t, comm)?;
-        // SAFETY: output of a successful call.
-        let nc = unsafe { *newcomm };
-        new_comm(
-            t,
-            Some("comm_split"),
-            format_args!("split_type of comm {p} type {split_type} key {key}"),
-            nc,
-        )
-    }
-}
-
-/// `comm_dup`.
-pub struct CommDup;
-impl Hook<(MPI_Comm, *mut MPI_Comm)> for CommDup {
-    type Stash = ();
-    fn pre(_: &mut Tracer, _: &(MPI_Comm, *mut MPI_Comm)) -> Result<(), Fail> {
-        Ok(())
-    }
-    fn post(
-        t: &mut Tracer,
-        &(comm, newcomm): &(MPI_Comm, *mut MPI_Comm),
-        _: (),
-        ret: c_int,
-    ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
-        let p = comm_id(t, comm)?;
-        // SAFETY: output of a successful call.
-        let nc = unsafe { *newcomm };
-        new_comm(t, Some("comm_dup"), format_args!("dup of comm {p}"), nc)
-    }
-}
-
-/// `comm_create`: SimGrid 3.32 has no action for it, so a comment only.
-pub struct CommCreate;
-impl Hook<(MPI_Comm, MPI_Group, *mut MPI_Comm)> for CommCreate {
-    type Stash = ();
-    fn pre(_: &mut Tracer, _: &(MPI_Comm, MPI_Group, *mut MPI_Comm)) -> Result<(), Fail> {
-        Ok(())
-    }
-    fn post(
-        t: &mut Tracer,
-        &(comm, _, newcomm): &(MPI_Comm, MPI_Group, *mut MPI_Comm),
-        _: (),
-        ret: c_int,
-    ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
-        let p = comm_id(t, comm)?;
-        // SAFETY: output of a successful call.
-        let nc = unsafe { *newcomm };
-        new_comm(t, None, format_args!("create from comm {p}"), nc)
-    }
-}
+creation!(
+    /// `comm_split`.
+    CommSplit((MPI_Comm, c_int, c_int, *mut MPI_Comm)).3 => Some("comm_split")
+);
+creation!(
+    /// `comm_split_type`, written as SimGrid's `comm_split`.
+    CommSplitType((MPI_Comm, c_int, c_int, mpi_sys::MPI_Info, *mut MPI_Comm)).4 => Some("comm_split")
+);
+creation!(
+    /// `comm_dup`.
+    CommDup((MPI_Comm, *mut MPI_Comm)).1 => Some("comm_dup")
+);
+creation!(
+    /// `comm_dup_with_info`, written as SimGrid's `comm_dup`.
+    CommDupWithInfo((MPI_Comm, mpi_sys::MPI_Info, *mut MPI_Comm)).2 => Some("comm_dup")
+);
+creation!(
+    /// `comm_create_group` (called by the group's members only): the `comm_def` only.
+    CommCreateGroup((MPI_Comm, MPI_Group, c_int, *mut MPI_Comm)).3 => None
+);
+creation!(
+    /// `intercomm_merge`: the merged intracommunicator's `comm_def`.
+    IntercommMerge((MPI_Comm, c_int, *mut MPI_Comm)).2 => None
+);
+creation!(
+    /// `comm_create`: SimGrid 3.32 has no action for it, so the `comm_def` only.
+    CommCreate((MPI_Comm, MPI_Group, *mut MPI_Comm)).2 => None
+);
+creation!(
+    /// `cart_create`: the Cartesian communicator's `comm_def` (ranks may be reordered).
+    CartCreate((MPI_Comm, c_int, Ints, Ints, c_int, *mut MPI_Comm)).5 => None
+);
+creation!(
+    /// `cart_sub`: the `comm_def` of the caller's slice.
+    CartSub((MPI_Comm, Ints, *mut MPI_Comm)).2 => None
+);
 
 /// `comm_free`: the handle may be reused, so the tracer forgets it.
 pub struct CommFree;
 impl Hook<(*mut MPI_Comm,)> for CommFree {
-    type Stash = Option<u32>;
-    fn pre(t: &mut Tracer, &(comm,): &(*mut MPI_Comm,)) -> Result<Option<u32>, Fail> {
+    type Stash = ();
+    const WHILE_PAUSED: bool = true;
+    fn pre(t: &mut Tracer, &(comm,): &(*mut MPI_Comm,)) -> Result<(), Fail> {
         // SAFETY: the communicator argument, read before the call frees it.
-        let c = unsafe { *comm };
-        Ok(t.comms.forget(c).map(|i| i.id))
+        t.comms.forget(unsafe { *comm });
+        Ok(())
     }
-    fn post(t: &mut Tracer, _: &(*mut MPI_Comm,), id: Option<u32>, _: c_int) -> Result<(), Fail> {
-        match id {
-            Some(id) => t.note(format_args!("comm {id} freed")),
-            None => Ok(()),
-        }
+    fn post(_: &mut Tracer, _: &(*mut MPI_Comm,), _: ()) -> Result<(), Fail> {
+        Ok(())
     }
 }

@@ -10,10 +10,7 @@ impl Hook<(Req, St)> for Wait {
         // SAFETY: the request argument, read before the call frees it.
         Ok(handle_key(unsafe { *req }))
     }
-    fn post(t: &mut Tracer, &(_, st): &(Req, St), key: u64, ret: c_int) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
+    fn post(t: &mut Tracer, &(_, st): &(Req, St), key: u64) -> Result<(), Fail> {
         if let (_, Some(k)) = t.complete(key, status(st))? {
             wait_rec(t, k)?;
         }
@@ -34,19 +31,15 @@ impl Hook<(Req, *mut c_int, St)> for Test {
         t: &mut Tracer,
         &(_, flag, st): &(Req, *mut c_int, St),
         (key, known): Self::Stash,
-        ret: c_int,
     ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
-        // SAFETY: flag output of the call.
+        // SAFETY: flag output of a successful call.
         if unsafe { *flag } != 0 {
             if let (_, Some(k)) = t.complete(key, status(st))? {
-                t.rec(format_args!("test {} {} {}", k.0, k.1, k.2))?;
+                t.rec(format_args!("test {k}"))?;
                 wait_rec(t, k)?;
             }
         } else if let Some(k) = known {
-            t.rec(format_args!("test {} {} {}", k.0, k.1, k.2))?;
+            t.rec(format_args!("test {k}"))?;
         }
         Ok(())
     }
@@ -81,6 +74,12 @@ fn all_of(n: usize, statuses: St) -> Vec<(usize, St)> {
     (0..n).map(|i| (i, unsafe { statuses.add(i) })).collect()
 }
 
+/// Whether a test call's flag output says it completed something.
+fn flagged(flag: *mut c_int) -> bool {
+    // SAFETY: flag output of a successful call.
+    unsafe { *flag != 0 }
+}
+
 /// `waitall`, `testall`.
 pub struct WaitAll;
 impl Hook<(c_int, Req, St)> for WaitAll {
@@ -88,15 +87,7 @@ impl Hook<(c_int, Req, St)> for WaitAll {
     fn pre(_: &mut Tracer, &(n, reqs, _): &(c_int, Req, St)) -> Result<Vec<u64>, Fail> {
         Ok(read_reqs(n, reqs))
     }
-    fn post(
-        t: &mut Tracer,
-        &(_, _, st): &(c_int, Req, St),
-        keys: Vec<u64>,
-        ret: c_int,
-    ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
+    fn post(t: &mut Tracer, &(_, _, st): &(c_int, Req, St), keys: Vec<u64>) -> Result<(), Fail> {
         completed(t, &keys, &all_of(keys.len(), st), true)
     }
 }
@@ -112,10 +103,8 @@ impl Hook<(c_int, Req, *mut c_int, St)> for WaitAll {
         t: &mut Tracer,
         &(_, _, flag, st): &(c_int, Req, *mut c_int, St),
         keys: Vec<u64>,
-        ret: c_int,
     ) -> Result<(), Fail> {
-        // SAFETY: flag output of the call.
-        if failed(t, ret)? || unsafe { *flag } == 0 {
+        if !flagged(flag) {
             return Ok(());
         }
         completed(t, &keys, &all_of(keys.len(), st), true)
@@ -144,11 +133,7 @@ impl Hook<(c_int, Req, *mut c_int, St)> for WaitAny {
         t: &mut Tracer,
         &(_, _, index, st): &(c_int, Req, *mut c_int, St),
         keys: Vec<u64>,
-        ret: c_int,
     ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
         any_done(t, &keys, index, st)
     }
 }
@@ -164,10 +149,8 @@ impl Hook<(c_int, Req, *mut c_int, *mut c_int, St)> for WaitAny {
         t: &mut Tracer,
         &(_, _, index, flag, st): &(c_int, Req, *mut c_int, *mut c_int, St),
         keys: Vec<u64>,
-        ret: c_int,
     ) -> Result<(), Fail> {
-        // SAFETY: flag output of the call.
-        if failed(t, ret)? || unsafe { *flag } == 0 {
+        if !flagged(flag) {
             return Ok(());
         }
         any_done(t, &keys, index, st)
@@ -186,11 +169,7 @@ impl Hook<SomeArgs> for WaitSome {
         t: &mut Tracer,
         &(_, _, outcount, indices, st): &SomeArgs,
         keys: Vec<u64>,
-        ret: c_int,
     ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
         // SAFETY: outputs of the call: `outcount` indices and statuses.
         let n = unsafe { *outcount };
         if n == mpi::undefined() || n <= 0 {
@@ -207,18 +186,17 @@ impl Hook<SomeArgs> for WaitSome {
     }
 }
 
-/// `request_free`: the request is no longer followed.
+/// `request_free`: the request (nonblocking or persistent) is no longer followed.
 pub struct RequestFree;
 impl Hook<(Req,)> for RequestFree {
     type Stash = u64;
+    const WHILE_PAUSED: bool = true;
     fn pre(_: &mut Tracer, &(req,): &(Req,)) -> Result<u64, Fail> {
         // SAFETY: the request argument, read before the call frees it.
         Ok(handle_key(unsafe { *req }))
     }
-    fn post(t: &mut Tracer, _: &(Req,), key: u64, ret: c_int) -> Result<(), Fail> {
-        if ret == mpi::SUCCESS {
-            t.untrack(key)?;
-        }
-        Ok(())
+    fn post(t: &mut Tracer, _: &(Req,), key: u64) -> Result<(), Fail> {
+        t.forget_persistent(key);
+        t.untrack(key)
     }
 }

@@ -6,11 +6,12 @@ use super::*;
 pub struct Finalize;
 impl Hook<()> for Finalize {
     type Stash = ();
+    const WHILE_PAUSED: bool = true;
     fn pre(t: &mut Tracer, _: &()) -> Result<(), Fail> {
         t.rec(format_args!("finalize"))?;
         t.close("")
     }
-    fn post(_: &mut Tracer, _: &(), _: (), _: c_int) -> Result<(), Fail> {
+    fn post(_: &mut Tracer, _: &(), _: ()) -> Result<(), Fail> {
         Ok(())
     }
 }
@@ -19,10 +20,11 @@ impl Hook<()> for Finalize {
 pub struct Abort;
 impl Hook<(MPI_Comm, c_int)> for Abort {
     type Stash = ();
+    const WHILE_PAUSED: bool = true;
     fn pre(t: &mut Tracer, &(_, code): &(MPI_Comm, c_int)) -> Result<(), Fail> {
         t.close(&format!("# MPI_Abort with error code {code}"))
     }
-    fn post(_: &mut Tracer, _: &(MPI_Comm, c_int), _: (), _: c_int) -> Result<(), Fail> {
+    fn post(_: &mut Tracer, _: &(MPI_Comm, c_int), _: ()) -> Result<(), Fail> {
         Ok(())
     }
 }

@@ -1,9 +1,12 @@
-//! Record kinds: what each traced MPI call writes, in SimGrid 3.32's TI format.
+//! Record kinds: what each traced MPI call writes, in SimGrid 3.32's TI format extended with
+//! communicators (see [`crate::tracer`]).
 //!
 //! A kind implements [`Hook`] for the C argument tuple of every function the table maps to it
 //! (the blocking and nonblocking forms of a collective share one kind). `pre` runs before the
 //! library call and keeps what the call destroys (request handles); `post` writes the records
-//! once the call succeeded. A failed call (non-`MPI_SUCCESS` return) records a comment only.
+//! once the call succeeded (a failed call records a comment only, see [`crate::runtime`]).
+//! Every record on a communicator goes through [`Tracer::on`], which writes the
+//! communicator's `comm_def` at first sight and the trailing `comm=<id>` field.
 //!
 //! Mapping to SimGrid 3.32 actions (reference §2), where the program's call has none:
 //! * `ssend`/`rsend`/`bsend` → `send`; `issend`/`irsend`/`ibsend` → `isend`.
@@ -15,13 +18,18 @@
 //! * `waitall`/`testall` → `waitall` when they complete every pending point-to-point request of
 //!   the rank (SimGrid waits for all stored requests), one `wait` per request otherwise;
 //!   `waitany`/`waitsome`/`testany`/`testsome` → one `wait` per completed request.
+//! * persistent requests: `send_init` and the like record nothing; each `start`/`startall`
+//!   records the request's `isend` or `irecv`, completed like a nonblocking one.
+//! * `mprobe`/`improbe` → a comment; `mrecv`/`imrecv` → `recv`/`irecv` from the sender and
+//!   tag the probe matched.
 //! * `probe`/`iprobe` → a comment (the following receive carries the size).
 //! * nonblocking collectives → the blocking action, recorded when posted; their completion
 //!   records nothing.
 //! * reductions carry 0 flops (their arithmetic is inside MPI, excluded from bursts).
-//! * collectives on a communicator other than the world (or a duplicate of it) → a comment
-//!   naming the communicator; point-to-point on such a communicator → world ranks, preceded by
-//!   a `# comm <id>` comment.
+//! * `comm_split`, `comm_split_type` → SimGrid's no-op `comm_split`, `comm_dup` → `comm_dup`,
+//!   each followed by the new communicator's `comm_def`; `comm_create`, `cart_create`,
+//!   `cart_sub` → the `comm_def` only.
+//! * collectives on intercommunicators → a comment.
 
 use std::ffi::{c_int, c_void};
 
@@ -29,7 +37,7 @@ use crate::mpi::{
     self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Op, MPI_Request, MPI_Status,
 };
 use crate::runtime::Hook;
-use crate::tracer::{Counts, Fail, Pending, Tracer, WaitKey};
+use crate::tracer::{CommField, Counts, Fail, Matched, Pending, Persistent, Tracer, WaitKey};
 
 mod collective;
 mod comm;
@@ -61,17 +69,6 @@ fn ints<'a>(p: Ints, n: usize) -> Option<&'a [c_int]> {
     (!p.is_null()).then(|| unsafe { std::slice::from_raw_parts(p, n) })
 }
 
-fn failed(t: &mut Tracer, ret: c_int) -> Result<bool, Fail> {
-    if ret == mpi::SUCCESS {
-        Ok(false)
-    } else {
-        t.note(format_args!(
-            "an MPI call failed with error {ret}: not recorded"
-        ))?;
-        Ok(true)
-    }
-}
-
 /// Reads a status the wrapper guarantees to be real storage (never `MPI_STATUS_IGNORE`).
 fn status<'a>(p: *mut MPI_Status) -> &'a MPI_Status {
     // SAFETY: the `Status`/`Statuses` argument kinds substitute the ignore sentinels.
@@ -79,7 +76,7 @@ fn status<'a>(p: *mut MPI_Status) -> &'a MPI_Status {
 }
 
 fn wait_rec(t: &mut Tracer, k: WaitKey) -> Result<(), Fail> {
-    t.rec(format_args!("wait {} {} {}", k.0, k.1, k.2))
+    t.rec(format_args!("wait {k}"))
 }
 
 fn read_reqs(count: c_int, reqs: Req) -> Vec<u64> {

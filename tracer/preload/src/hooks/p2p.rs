@@ -1,29 +1,33 @@
 //! Point-to-point calls: sends, receives, send-receives, probes.
 
 use super::*;
+use crate::tracer::CommField;
+
+/// Writes `<keyword> dst tag count dt` for a send on `comm`; returns the destination's world
+/// rank, `None` for `MPI_PROC_NULL` (nothing is written).
+fn send(
+    t: &mut Tracer,
+    keyword: &str,
+    (count, dt, dest, tag, comm): (c_int, Dt, c_int, c_int, MPI_Comm),
+) -> Result<Option<u32>, Fail> {
+    let Some(dst) = t.peer(comm, dest)? else {
+        return Ok(None);
+    };
+    let (n, id) = t.volume(count, dt)?;
+    t.on(comm, format_args!("{keyword} {dst} {tag} {n} {id}"))?;
+    Ok(Some(dst))
+}
 
 /// `send`, `ssend`, `rsend`, `bsend`.
 pub struct Send;
 impl Hook<(SB, c_int, Dt, c_int, c_int, MPI_Comm)> for Send {
     type Stash = ();
-    fn pre(_: &mut Tracer, _: &(SB, c_int, Dt, c_int, c_int, MPI_Comm)) -> Result<(), Fail> {
-        Ok(())
-    }
     fn post(
         t: &mut Tracer,
         &(_, count, dt, dest, tag, comm): &(SB, c_int, Dt, c_int, c_int, MPI_Comm),
         _: (),
-        ret: c_int,
     ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
-        let Some(dst) = t.peer(comm, dest)? else {
-            return Ok(());
-        };
-        let (n, id) = t.volume(count, dt)?;
-        t.note_comm(comm)?;
-        t.rec(format_args!("send {dst} {tag} {n} {id}"))
+        send(t, "send", (count, dt, dest, tag, comm)).map(drop)
     }
 }
 
@@ -31,26 +35,16 @@ impl Hook<(SB, c_int, Dt, c_int, c_int, MPI_Comm)> for Send {
 pub struct Isend;
 impl Hook<(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Isend {
     type Stash = ();
-    fn pre(_: &mut Tracer, _: &(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req)) -> Result<(), Fail> {
-        Ok(())
-    }
     fn post(
         t: &mut Tracer,
         &(_, count, dt, dest, tag, comm, req): &(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req),
         _: (),
-        ret: c_int,
     ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
+        if let Some(dst) = send(t, "isend", (count, dt, dest, tag, comm))? {
+            let comm = t.comm_field(comm)?;
+            // SAFETY: the request output of a successful call.
+            t.track(unsafe { *req }, Pending::Send { dst, tag, comm });
         }
-        let Some(dst) = t.peer(comm, dest)? else {
-            return Ok(());
-        };
-        let (n, id) = t.volume(count, dt)?;
-        t.note_comm(comm)?;
-        t.rec(format_args!("isend {dst} {tag} {n} {id}"))?;
-        // SAFETY: the request output of a successful call.
-        t.track(unsafe { *req }, Pending::Send { dst, tag });
         Ok(())
     }
 }
@@ -80,24 +74,16 @@ fn matched(
 pub struct Recv;
 impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, St)> for Recv {
     type Stash = ();
-    fn pre(_: &mut Tracer, _: &(RB, c_int, Dt, c_int, c_int, MPI_Comm, St)) -> Result<(), Fail> {
-        Ok(())
-    }
     fn post(
         t: &mut Tracer,
         &(_, count, dt, source, tag, comm, st): &(RB, c_int, Dt, c_int, c_int, MPI_Comm, St),
         _: (),
-        ret: c_int,
     ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
         let Some((src, tag)) = matched(t, comm, source, tag, status(st))? else {
             return Ok(());
         };
         let (n, id) = t.volume(count, dt)?;
-        t.note_comm(comm)?;
-        t.rec(format_args!("recv {src} {tag} {n} {id}"))
+        t.on(comm, format_args!("recv {src} {tag} {n} {id}"))
     }
 }
 
@@ -105,21 +91,15 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, St)> for Recv {
 pub struct Irecv;
 impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
     type Stash = ();
-    fn pre(_: &mut Tracer, _: &(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)) -> Result<(), Fail> {
-        Ok(())
-    }
     fn post(
         t: &mut Tracer,
         &(_, count, dt, source, tag, comm, req): &(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req),
         _: (),
-        ret: c_int,
     ) -> Result<(), Fail> {
-        if failed(t, ret)? || source == mpi::proc_null() {
+        if source == mpi::proc_null() {
             return Ok(());
         }
         let (n, id) = t.volume(count, dt)?;
-        t.note_comm(comm)?;
-        let peers = t.comms.get(comm)?.peers.clone();
         let src = if source == mpi::any_source() {
             None
         } else {
@@ -128,11 +108,16 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
         let tag = (tag != mpi::any_tag()).then_some(tag);
         let hole = match (src, tag) {
             (Some(s), Some(g)) => {
-                t.rec(format_args!("irecv {s} {g} {n} {id}"))?;
+                t.on(comm, format_args!("irecv {s} {g} {n} {id}"))?;
                 None
             }
-            _ => Some(t.hole()?),
+            _ => {
+                t.comm(comm)?;
+                Some(t.hole()?)
+            }
         };
+        let peers = t.comm(comm)?.peers;
+        let comm = t.comm_field(comm)?;
         // SAFETY: the request output of a successful call.
         let r = unsafe { *req };
         t.track(
@@ -141,6 +126,7 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
                 src,
                 tag,
                 peers,
+                comm,
                 count: n,
                 dt: id,
                 hole,
@@ -150,10 +136,8 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
     }
 }
 
-/// Writes the two halves of a send-receive (see the module documentation).
-#[allow(clippy::too_many_arguments)]
-fn sendrecv(
-    t: &mut Tracer,
+/// Send and receive halves of a send-receive, in the program's arguments.
+struct SendRecvArgs {
     scount: c_int,
     sdt: Dt,
     dest: c_int,
@@ -163,29 +147,29 @@ fn sendrecv(
     source: c_int,
     rtag: c_int,
     comm: MPI_Comm,
-    st: &MPI_Status,
-) -> Result<(), Fail> {
-    let dst = t.peer(comm, dest)?;
-    let src = matched(t, comm, source, rtag, st)?;
-    if dst.is_none() && src.is_none() {
-        return Ok(());
-    }
-    let (sn, sid) = t.volume(scount, sdt)?;
-    let (rn, rid) = t.volume(rcount, rdt)?;
-    t.note_comm(comm)?;
-    let me = t.rank();
+    st: St,
+}
+
+/// Writes the two halves of a send-receive (see the module documentation).
+fn sendrecv(t: &mut Tracer, a: SendRecvArgs) -> Result<(), Fail> {
+    let comm = a.comm;
+    let dst = t.peer(comm, a.dest)?;
+    let src = matched(t, comm, a.source, a.rtag, status(a.st))?;
+    let (sn, sid) = t.volume(a.scount, a.sdt)?;
+    let (rn, rid) = t.volume(a.rcount, a.rdt)?;
+    let (me, stag) = (t.rank(), a.stag);
     match (dst, src) {
         (Some(d), Some((s, 0))) if stag == 0 => {
-            t.rec(format_args!("sendRecv {sn} {d} {rn} {s} {sid} {rid}"))
+            t.on(comm, format_args!("sendRecv {sn} {d} {rn} {s} {sid} {rid}"))
         }
         (Some(d), Some((s, rtag))) => {
-            t.rec(format_args!("isend {d} {stag} {sn} {sid}"))?;
-            t.rec(format_args!("irecv {s} {rtag} {rn} {rid}"))?;
-            wait_rec(t, (me, d, stag))?;
-            wait_rec(t, (s, me, rtag))
+            t.on(comm, format_args!("isend {d} {stag} {sn} {sid}"))?;
+            t.on(comm, format_args!("irecv {s} {rtag} {rn} {rid}"))?;
+            t.on(comm, format_args!("wait {me} {d} {stag}"))?;
+            t.on(comm, format_args!("wait {s} {me} {rtag}"))
         }
-        (Some(d), None) => t.rec(format_args!("send {d} {stag} {sn} {sid}")),
-        (None, Some((s, rtag))) => t.rec(format_args!("recv {s} {rtag} {rn} {rid}")),
+        (Some(d), None) => t.on(comm, format_args!("send {d} {stag} {sn} {sid}")),
+        (None, Some((s, rtag))) => t.on(comm, format_args!("recv {s} {rtag} {rn} {rid}")),
         (None, None) => Ok(()),
     }
 }
@@ -208,26 +192,22 @@ type SendrecvArgs = (
 );
 impl Hook<SendrecvArgs> for Sendrecv {
     type Stash = ();
-    fn pre(_: &mut Tracer, _: &SendrecvArgs) -> Result<(), Fail> {
-        Ok(())
-    }
-    fn post(t: &mut Tracer, a: &SendrecvArgs, _: (), ret: c_int) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
-        let &(_, sc, sdt, dest, stag, _, rc, rdt, source, rtag, comm, st) = a;
+    fn post(t: &mut Tracer, a: &SendrecvArgs, _: ()) -> Result<(), Fail> {
+        let &(_, scount, sdt, dest, stag, _, rcount, rdt, source, rtag, comm, st) = a;
         sendrecv(
             t,
-            sc,
-            sdt,
-            dest,
-            stag,
-            rc,
-            rdt,
-            source,
-            rtag,
-            comm,
-            status(st),
+            SendRecvArgs {
+                scount,
+                sdt,
+                dest,
+                stag,
+                rcount,
+                rdt,
+                source,
+                rtag,
+                comm,
+                st,
+            },
         )
     }
 }
@@ -237,15 +217,23 @@ pub struct SendrecvReplace;
 type ReplaceArgs = (RB, c_int, Dt, c_int, c_int, c_int, c_int, MPI_Comm, St);
 impl Hook<ReplaceArgs> for SendrecvReplace {
     type Stash = ();
-    fn pre(_: &mut Tracer, _: &ReplaceArgs) -> Result<(), Fail> {
-        Ok(())
-    }
-    fn post(t: &mut Tracer, a: &ReplaceArgs, _: (), ret: c_int) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
-        let &(_, c, dt, dest, stag, source, rtag, comm, st) = a;
-        sendrecv(t, c, dt, dest, stag, c, dt, source, rtag, comm, status(st))
+    fn post(t: &mut Tracer, a: &ReplaceArgs, _: ()) -> Result<(), Fail> {
+        let &(_, count, dt, dest, stag, source, rtag, comm, st) = a;
+        sendrecv(
+            t,
+            SendRecvArgs {
+                scount: count,
+                sdt: dt,
+                dest,
+                stag,
+                rcount: count,
+                rdt: dt,
+                source,
+                rtag,
+                comm,
+                st,
+            },
+        )
     }
 }
 
@@ -253,41 +241,244 @@ impl Hook<ReplaceArgs> for SendrecvReplace {
 pub struct Probe;
 impl Hook<(c_int, c_int, MPI_Comm, St)> for Probe {
     type Stash = ();
-    fn pre(_: &mut Tracer, _: &(c_int, c_int, MPI_Comm, St)) -> Result<(), Fail> {
-        Ok(())
-    }
     fn post(
         t: &mut Tracer,
         &(source, tag, comm, st): &(c_int, c_int, MPI_Comm, St),
         _: (),
-        ret: c_int,
     ) -> Result<(), Fail> {
-        if failed(t, ret)? {
-            return Ok(());
-        }
-        if let Some((s, g)) = matched(t, comm, source, tag, status(st))? {
-            t.note(format_args!("probe {s} {g}"))?;
-        }
-        Ok(())
+        probe(t, "probe", (source, tag, comm, st))
     }
 }
 impl Hook<(c_int, c_int, MPI_Comm, *mut c_int, St)> for Probe {
     type Stash = ();
-    fn pre(_: &mut Tracer, _: &(c_int, c_int, MPI_Comm, *mut c_int, St)) -> Result<(), Fail> {
-        Ok(())
-    }
     fn post(
         t: &mut Tracer,
         &(source, tag, comm, flag, st): &(c_int, c_int, MPI_Comm, *mut c_int, St),
         _: (),
-        ret: c_int,
     ) -> Result<(), Fail> {
-        // SAFETY: flag output of the call.
-        if failed(t, ret)? || unsafe { *flag } == 0 {
+        // SAFETY: flag output of a successful call.
+        if unsafe { *flag } == 0 {
             return Ok(());
         }
-        if let Some((s, g)) = matched(t, comm, source, tag, status(st))? {
-            t.note(format_args!("iprobe {s} {g}"))?;
+        probe(t, "iprobe", (source, tag, comm, st))
+    }
+}
+
+/// `mprobe`, `improbe` (when a message is found): a comment, and the message's sender kept
+/// for its `mrecv`/`imrecv`.
+pub struct Mprobe;
+type MprobeArgs = (c_int, c_int, MPI_Comm, *mut mpi::MPI_Message, St);
+impl Hook<MprobeArgs> for Mprobe {
+    type Stash = ();
+    fn post(t: &mut Tracer, &(source, tag, comm, msg, st): &MprobeArgs, _: ()) -> Result<(), Fail> {
+        matched_probe(t, "mprobe", (source, tag, comm, msg, st))
+    }
+}
+type ImprobeArgs = (
+    c_int,
+    c_int,
+    MPI_Comm,
+    *mut c_int,
+    *mut mpi::MPI_Message,
+    St,
+);
+impl Hook<ImprobeArgs> for Mprobe {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(source, tag, comm, flag, msg, st): &ImprobeArgs,
+        _: (),
+    ) -> Result<(), Fail> {
+        // SAFETY: flag output of a successful call.
+        if unsafe { *flag } == 0 {
+            return Ok(());
+        }
+        matched_probe(t, "improbe", (source, tag, comm, msg, st))
+    }
+}
+
+fn matched_probe(
+    t: &mut Tracer,
+    keyword: &str,
+    (source, tag, comm, msg, st): MprobeArgs,
+) -> Result<(), Fail> {
+    let Some((src, tag)) = matched(t, comm, source, tag, status(st))? else {
+        return Ok(()); // MPI_PROC_NULL: MPI_MESSAGE_NO_PROC, received as nothing
+    };
+    t.note(format_args!("{keyword} {src} {tag}"))?;
+    let comm = t.comm_field(comm)?;
+    // SAFETY: the message output of a successful call.
+    t.add_message(unsafe { *msg }, Matched { src, tag, comm });
+    Ok(())
+}
+
+/// `mrecv` → `recv`, `imrecv` → `irecv`, with the sender and tag of the probe that matched the
+/// message.
+pub struct Mrecv;
+impl Hook<(RB, c_int, Dt, *mut mpi::MPI_Message, St)> for Mrecv {
+    type Stash = u64;
+    fn pre(_: &mut Tracer, a: &(RB, c_int, Dt, *mut mpi::MPI_Message, St)) -> Result<u64, Fail> {
+        // SAFETY: the message argument, read before the call frees it.
+        Ok(handle_key(unsafe { *a.3 }))
+    }
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, _, _): &(RB, c_int, Dt, *mut mpi::MPI_Message, St),
+        msg: u64,
+    ) -> Result<(), Fail> {
+        let Some(m) = t.take_message(msg) else {
+            return Ok(());
+        };
+        let (n, id) = t.volume(count, dt)?;
+        t.rec(format_args!(
+            "recv {} {} {n} {id}{}",
+            m.src,
+            m.tag,
+            CommField(m.comm)
+        ))
+    }
+}
+impl Hook<(RB, c_int, Dt, *mut mpi::MPI_Message, Req)> for Mrecv {
+    type Stash = u64;
+    fn pre(_: &mut Tracer, a: &(RB, c_int, Dt, *mut mpi::MPI_Message, Req)) -> Result<u64, Fail> {
+        // SAFETY: the message argument, read before the call frees it.
+        Ok(handle_key(unsafe { *a.3 }))
+    }
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, _, req): &(RB, c_int, Dt, *mut mpi::MPI_Message, Req),
+        msg: u64,
+    ) -> Result<(), Fail> {
+        let Some(m) = t.take_message(msg) else {
+            return Ok(());
+        };
+        let (n, id) = t.volume(count, dt)?;
+        t.rec(format_args!(
+            "irecv {} {} {n} {id}{}",
+            m.src,
+            m.tag,
+            CommField(m.comm)
+        ))?;
+        let me = t.rank();
+        // SAFETY: the request output of a successful call.
+        t.track(
+            unsafe { *req },
+            Pending::Recv {
+                src: Some(m.src),
+                tag: Some(m.tag),
+                // Only read for a wildcard source, which this receive does not have.
+                peers: std::sync::Arc::from([me]),
+                comm: m.comm,
+                count: n,
+                dt: id,
+                hole: None,
+            },
+        );
+        Ok(())
+    }
+}
+
+fn probe(
+    t: &mut Tracer,
+    keyword: &str,
+    (source, tag, comm, st): (c_int, c_int, MPI_Comm, St),
+) -> Result<(), Fail> {
+    if let Some((s, g)) = matched(t, comm, source, tag, status(st))? {
+        t.note(format_args!("{keyword} {s} {g}"))?;
+        if keyword == "probe" {
+            // A blocking probe waits for its message: a dependency in the timestamped file.
+            let field = t.comm_field(comm)?;
+            t.stamped_only(format_args!("probe {s} {g}{}", CommField(field)))?;
+        }
+    }
+    Ok(())
+}
+
+/// `send_init`, `ssend_init`, `rsend_init`, `bsend_init`: nothing is recorded until
+/// `MPI_Start` (the communicator's `comm_def` is written now).
+pub struct SendInit;
+impl Hook<(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for SendInit {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, dest, tag, comm, req): &(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req),
+        _: (),
+    ) -> Result<(), Fail> {
+        let p = match t.peer(comm, dest)? {
+            None => Persistent::Null,
+            Some(dst) => {
+                let (count, dt) = t.volume(count, dt)?;
+                let comm = t.comm_field(comm)?;
+                Persistent::Send {
+                    dst,
+                    tag,
+                    count,
+                    dt,
+                    comm,
+                }
+            }
+        };
+        // SAFETY: the request output of a successful call.
+        t.add_persistent(unsafe { *req }, p);
+        Ok(())
+    }
+}
+
+/// `recv_init`: nothing is recorded until `MPI_Start`.
+pub struct RecvInit;
+impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for RecvInit {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, source, tag, comm, req): &(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req),
+        _: (),
+    ) -> Result<(), Fail> {
+        let p = if source == mpi::proc_null() {
+            Persistent::Null
+        } else {
+            let (count, dt) = t.volume(count, dt)?;
+            let src = if source == mpi::any_source() {
+                None
+            } else {
+                t.peer(comm, source)?
+            };
+            let peers = t.comm(comm)?.peers;
+            Persistent::Recv {
+                src,
+                tag: (tag != mpi::any_tag()).then_some(tag),
+                peers,
+                count,
+                dt,
+                comm: t.comm_field(comm)?,
+            }
+        };
+        // SAFETY: the request output of a successful call.
+        t.add_persistent(unsafe { *req }, p);
+        Ok(())
+    }
+}
+
+/// `start`: the persistent request's `isend` or `irecv`.
+pub struct Start;
+impl Hook<(Req,)> for Start {
+    type Stash = ();
+    fn post(t: &mut Tracer, &(req,): &(Req,), _: ()) -> Result<(), Fail> {
+        // SAFETY: the request argument (a persistent request keeps its handle).
+        t.start(unsafe { *req })
+    }
+}
+
+/// `startall`: each request in order.
+pub struct StartAll;
+impl Hook<(c_int, Req)> for StartAll {
+    type Stash = ();
+    fn post(t: &mut Tracer, &(n, reqs): &(c_int, Req), _: ()) -> Result<(), Fail> {
+        if reqs.is_null() || n <= 0 {
+            return Ok(());
+        }
+        // SAFETY: an array of `n` persistent requests.
+        for &r in unsafe { std::slice::from_raw_parts(reqs, n as usize) } {
+            t.start(r)?;
         }
         Ok(())
     }

@@ -1,0 +1,702 @@
+//! `timeless trace`: run an unmodified MPI program under the tracer and check its trace.
+//!
+//! The CLI does not link MPI: it finds the launcher (`mpirun`, else `mpiexec`), tells Open MPI
+//! from MPICH by its `--version` text, and starts the program with the tracer library
+//! (`libtimeless_preload.so`, built by `cargo build --release -p timeless-preload`) in
+//! `LD_PRELOAD`. Acquisition modes (seed 003 §4.1):
+//! * **regular**: one rank per core of this machine;
+//! * **folding** (`--fold K`): K ranks per core, the run confined to ⌈N/K⌉ cores (`taskset` on
+//!   the launcher, no binding, oversubscription allowed, idle ranks yield the core). Compute
+//!   bursts are thread CPU time, so folding changes the wall time but not the trace;
+//! * **scattered** (`--hostfile FILE`): ranks spread over the hosts of the file.
+//!
+//! The mode is written in `trace-meta.json` (`TIMELESS_MODE`). After the run every rank file
+//! must exist and end with `finalize`; a summary names the ranks, actions, message bytes, and
+//! the `timeless simulate` command to run next.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{anyhow, bail, Context};
+use clap::Args;
+use timeless_trace::Datatype;
+
+use crate::Failure;
+
+/// Arguments of `timeless trace`.
+#[derive(Debug, Args)]
+pub struct TraceArgs {
+    /// Number of MPI ranks.
+    #[arg(short = 'n', long = "np", default_value_t = 1)]
+    pub np: usize,
+    /// Folding: K ranks per core, on ⌈N/K⌉ cores of this machine.
+    #[arg(long, value_name = "K", conflicts_with = "hostfile")]
+    pub fold: Option<usize>,
+    /// Scattered mode: the launcher's hostfile (Open MPI `--hostfile`, MPICH `-f`).
+    #[arg(long, value_name = "FILE")]
+    pub hostfile: Option<PathBuf>,
+    /// Trace directory (created; old rank, list and metadata files in it are removed).
+    #[arg(long, short = 'o', default_value = "timeless-trace")]
+    pub out: PathBuf,
+    /// Scattered mode: ranks write to a directory local to their host, copied here after the
+    /// run (`scp` from each host of the hostfile, a local copy for this host).
+    #[arg(long, requires = "hostfile")]
+    pub gather: bool,
+    /// Also record every call's enter and exit times (`rank-<r>.timed.txt`, `timed-list.txt`),
+    /// for `timeless compensate`.
+    #[arg(long)]
+    pub timestamps: bool,
+    /// The MPI program and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]")]
+    pub command: Vec<OsString>,
+}
+
+/// The MPI implementation behind the launcher.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Implementation {
+    OpenMpi,
+    Mpich,
+}
+
+/// Tells the implementation from the launcher's `--version` output.
+pub fn implementation_of(version_text: &str) -> Option<Implementation> {
+    if version_text.contains("Open MPI") || version_text.contains("OpenRTE") {
+        Some(Implementation::OpenMpi)
+    } else if version_text.contains("HYDRA") || version_text.contains("MPICH") {
+        Some(Implementation::Mpich)
+    } else {
+        None
+    }
+}
+
+/// How the run is laid out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// One rank per core.
+    Regular,
+    /// `ranks_per_core` ranks per core on cores `0..cores`.
+    Folding { ranks_per_core: usize, cores: usize },
+    /// Ranks spread over the hosts of a hostfile.
+    Scattered { hostfile: PathBuf },
+}
+
+impl Mode {
+    /// The text written as `acquisition_mode` in the metadata.
+    pub fn describe(&self, np: usize) -> String {
+        match self {
+            Mode::Regular => format!("regular: {np} ranks, one per core"),
+            Mode::Folding {
+                ranks_per_core,
+                cores,
+            } => format!(
+                "folding: {np} ranks on {cores} core{} ({ranks_per_core} ranks per core)",
+                if *cores == 1 { "" } else { "s" }
+            ),
+            Mode::Scattered { hostfile } => {
+                format!(
+                    "scattered: {np} ranks over the hosts of {}",
+                    hostfile.display()
+                )
+            }
+        }
+    }
+}
+
+/// Chooses the mode: folding when asked, or when there are more ranks than cores.
+pub fn mode_for(np: usize, fold: Option<usize>, hostfile: Option<&Path>, cores: usize) -> Mode {
+    if let Some(h) = hostfile {
+        return Mode::Scattered {
+            hostfile: h.to_path_buf(),
+        };
+    }
+    let k = match fold {
+        Some(k) => k.max(1),
+        None if np > cores => np.div_ceil(cores.max(1)),
+        None => return Mode::Regular,
+    };
+    Mode::Folding {
+        ranks_per_core: k,
+        cores: np.div_ceil(k).max(1),
+    }
+}
+
+/// A launcher command line: program and arguments, plus environment for the launcher itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub env: Vec<(String, String)>,
+}
+
+/// Everything the launcher line depends on.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub implementation: Implementation,
+    /// `mpirun` or `mpiexec`.
+    pub launcher: String,
+    pub np: usize,
+    pub mode: Mode,
+    /// The tracer library, put in `LD_PRELOAD`.
+    pub preload: PathBuf,
+    /// The directory the ranks write to (`TIMELESS_OUT`).
+    pub out: PathBuf,
+    /// Adds Open MPI's permission to run as root.
+    pub as_root: bool,
+    /// More `TIMELESS_*` variables for the ranks (`--timestamps`).
+    pub extra_env: Vec<(&'static str, String)>,
+}
+
+/// Builds the launcher line running `command` as `plan` says; the mode's text goes to
+/// `TIMELESS_MODE`.
+pub fn launch_line(plan: &Plan, command: &[OsString]) -> Launch {
+    let Plan {
+        implementation: imp,
+        ref launcher,
+        np,
+        ref mode,
+        ref preload,
+        ref out,
+        as_root,
+        ref extra_env,
+    } = *plan;
+    let mut args: Vec<OsString> = Vec::new();
+    let mut env = Vec::new();
+    let mut vars = vec![
+        ("LD_PRELOAD", preload.display().to_string()),
+        ("TIMELESS_OUT", out.display().to_string()),
+        ("TIMELESS_MODE", mode.describe(np)),
+    ];
+    vars.extend(extra_env.iter().cloned());
+    let mut program = OsString::from(launcher.as_str());
+    match imp {
+        Implementation::OpenMpi => {
+            args.extend(["-np".into(), np.to_string().into()]);
+            for (k, v) in &vars {
+                args.extend(["-x".into(), format!("{k}={v}").into()]);
+            }
+            match mode {
+                Mode::Regular => {}
+                Mode::Folding { .. } => args.extend(
+                    [
+                        "--oversubscribe",
+                        "--bind-to",
+                        "none",
+                        "--mca",
+                        "mpi_yield_when_idle",
+                        "1",
+                    ]
+                    .map(OsString::from),
+                ),
+                Mode::Scattered { hostfile } => {
+                    args.extend(["--hostfile".into(), hostfile.clone().into_os_string()])
+                }
+            }
+            if as_root {
+                env.push(("OMPI_ALLOW_RUN_AS_ROOT".into(), "1".into()));
+                env.push(("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM".into(), "1".into()));
+            }
+        }
+        Implementation::Mpich => {
+            args.extend(["-n".into(), np.to_string().into()]);
+            for (k, v) in vars {
+                args.extend(["-genv".into(), k.into(), v.into()]);
+            }
+            match mode {
+                Mode::Regular => {}
+                Mode::Folding { .. } => args.extend(["-bind-to", "none"].map(OsString::from)),
+                Mode::Scattered { hostfile } => {
+                    args.extend(["-f".into(), hostfile.clone().into_os_string()])
+                }
+            }
+        }
+    }
+    if let Mode::Folding { cores, .. } = mode {
+        // The launcher and every rank it starts inherit the CPU set.
+        let mut a: Vec<OsString> = vec!["-c".into(), format!("0-{}", cores - 1).into(), program];
+        a.append(&mut args);
+        program = "taskset".into();
+        args = a;
+    }
+    args.extend(command.iter().cloned());
+    Launch { program, args, env }
+}
+
+/// The tracer library: `$TIMELESS_PRELOAD`, else next to this executable, else in the target
+/// directory this executable was built in (release first).
+pub fn find_preload(exe: &Path) -> anyhow::Result<PathBuf> {
+    const LIB: &str = "libtimeless_preload.so";
+    if let Some(p) = std::env::var_os("TIMELESS_PRELOAD") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        bail!(
+            "TIMELESS_PRELOAD names {}, which is not a file",
+            p.display()
+        );
+    }
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    let mut candidates = vec![dir.join(LIB), dir.join("deps").join(LIB)];
+    // target/<profile>/timeless, or target/<profile>/deps/<test> for tests.
+    for base in [dir.parent(), dir.parent().and_then(Path::parent)]
+        .into_iter()
+        .flatten()
+    {
+        candidates.push(base.join("release").join(LIB));
+        candidates.push(base.join("debug").join(LIB));
+    }
+    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
+        anyhow!(
+            "the tracer library {LIB} was not found (set TIMELESS_PRELOAD, or build it with \
+             `cargo build --release -p timeless-preload`; it needs mpicc and libclang)"
+        )
+    })
+}
+
+/// Whether this process runs as root (`Uid:` of `/proc/self/status`).
+fn running_as_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Uid:"))
+                .and_then(|u| u.split_whitespace().nth(1).map(|e| e == "0"))
+        })
+        .unwrap_or(false)
+}
+
+/// Cores this process may run on.
+fn available_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Finds the launcher and its implementation.
+fn find_launcher() -> anyhow::Result<(String, Implementation)> {
+    let mut seen = Vec::new();
+    for launcher in ["mpirun", "mpiexec"] {
+        let Ok(out) = Command::new(launcher).arg("--version").output() else {
+            continue;
+        };
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if let Some(imp) = implementation_of(&text) {
+            return Ok((launcher.to_string(), imp));
+        }
+        seen.push(format!(
+            "{launcher}: {}",
+            text.lines().next().unwrap_or("").trim()
+        ));
+    }
+    if seen.is_empty() {
+        bail!("no MPI launcher found: neither mpirun nor mpiexec is on PATH (Debian: openmpi-bin)");
+    }
+    bail!(
+        "unknown MPI implementation (neither Open MPI nor MPICH): {}",
+        seen.join("; ")
+    )
+}
+
+/// What a rank file holds.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RankSummary {
+    /// Action records per keyword (`comm_def` included).
+    pub actions: BTreeMap<String, u64>,
+    /// Bytes of the point-to-point sends (`send`, `isend`, the send half of `sendRecv`).
+    pub sent_bytes: u64,
+    /// The last record is `finalize`.
+    pub finalized: bool,
+}
+
+/// Reads one rank's trace text.
+///
+/// # Errors
+/// A record whose datatype id is unknown or whose count is not a number, with its line.
+pub fn summarize(text: &str) -> anyhow::Result<RankSummary> {
+    let mut s = RankSummary::default();
+    let mut last = "";
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let f: Vec<&str> = line
+            .split_whitespace()
+            .filter(|f| !f.starts_with("comm="))
+            .collect();
+        let Some(&kw) = f.get(1) else {
+            bail!("line {}: no action after the rank: '{line}'", i + 1);
+        };
+        last = kw;
+        *s.actions.entry(kw.to_string()).or_default() += 1;
+        let bytes = |count: usize, dt: usize| -> anyhow::Result<u64> {
+            let n: f64 = f
+                .get(count)
+                .and_then(|c| c.parse().ok())
+                .ok_or_else(|| anyhow!("line {}: bad count in '{line}'", i + 1))?;
+            let size = match f.get(dt) {
+                Some(d) => d
+                    .parse::<u32>()
+                    .ok()
+                    .and_then(Datatype::from_id)
+                    .ok_or_else(|| anyhow!("line {}: unknown datatype in '{line}'", i + 1))?
+                    .size_bytes(),
+                None => 1,
+            };
+            Ok(n as u64 * u64::from(size))
+        };
+        match kw {
+            "send" | "isend" => s.sent_bytes += bytes(4, 5)?,
+            "sendRecv" => s.sent_bytes += bytes(2, 6)?,
+            _ => {}
+        }
+    }
+    s.finalized = last == "finalize";
+    Ok(s)
+}
+
+/// Runs `timeless trace`.
+pub fn run(args: TraceArgs) -> Result<(), Failure> {
+    let input = |e: anyhow::Error| Failure::Input(e);
+    if args.np == 0 {
+        return Err(input(anyhow!("-n must be at least 1")));
+    }
+    let (launcher, imp) = find_launcher().map_err(input)?;
+    let exe = std::env::current_exe()
+        .context("cannot locate the timeless executable")
+        .map_err(Failure::Other)?;
+    let preload = find_preload(&exe).map_err(input)?;
+    let preload = std::fs::canonicalize(&preload).unwrap_or(preload);
+    let cores = available_cores();
+    let mode = mode_for(args.np, args.fold, args.hostfile.as_deref(), cores);
+    if let Mode::Folding { cores: c, .. } = mode {
+        if c > cores {
+            return Err(input(anyhow!(
+                "folding {} ranks by {} needs {c} cores; {cores} are available",
+                args.np,
+                args.fold.unwrap_or(1)
+            )));
+        }
+        if args.fold.is_none() {
+            eprintln!(
+                "timeless: more ranks than cores; {}",
+                mode.describe(args.np)
+            );
+        }
+    }
+
+    let out = prepare_out(&args.out).map_err(Failure::Other)?;
+    let local = if args.gather {
+        let l = std::env::temp_dir().join(format!("timeless-trace-{}", std::process::id()));
+        prepare_out(&l).map_err(Failure::Other)?
+    } else {
+        out.clone()
+    };
+    let plan = Plan {
+        implementation: imp,
+        launcher,
+        np: args.np,
+        mode,
+        preload,
+        out: local.clone(),
+        as_root: running_as_root(),
+        extra_env: if args.timestamps {
+            vec![("TIMELESS_TIMESTAMPS", "1".to_string())]
+        } else {
+            Vec::new()
+        },
+    };
+    let launch = launch_line(&plan, &args.command);
+    let mut cmd = Command::new(&launch.program);
+    cmd.args(&launch.args);
+    for (k, v) in &launch.env {
+        cmd.env(k, v);
+    }
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot start {}", launch.program.to_string_lossy()))
+        .map_err(Failure::Other)?;
+    if args.gather {
+        let hostfile = args
+            .hostfile
+            .as_deref()
+            .expect("--gather requires --hostfile");
+        gather(hostfile, &local, &out).map_err(Failure::Other)?;
+        let _ = std::fs::remove_dir_all(&local);
+    }
+    if !status.success() {
+        return Err(Failure::Other(anyhow!(
+            "the traced program failed ({status}); partial traces are in {}",
+            out.display()
+        )));
+    }
+    report(&out, args.np).map_err(Failure::Other)
+}
+
+/// Creates the trace directory and removes the files a previous trace left there.
+fn prepare_out(out: &Path) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("cannot create the trace directory {}", out.display()))?;
+    let out = std::fs::canonicalize(out)?;
+    for entry in std::fs::read_dir(&out)? {
+        let name = entry?.file_name();
+        let name = name.to_string_lossy();
+        let stale = (name.starts_with("rank-") && name.ends_with(".txt"))
+            || name == "trace-list.txt"
+            || name == "trace-meta.json";
+        if stale {
+            std::fs::remove_file(out.join(&*name))
+                .with_context(|| format!("cannot remove the old {name} in {}", out.display()))?;
+        }
+    }
+    Ok(out)
+}
+
+/// Hosts of a hostfile (Open MPI `host slots=k`, MPICH `host:k`), in order, without repeats.
+pub fn hostfile_hosts(text: &str) -> Vec<String> {
+    let mut hosts: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        let Some(first) = line.split_whitespace().next() else {
+            continue;
+        };
+        let host = first.split(':').next().unwrap_or(first).to_string();
+        if !hosts.contains(&host) {
+            hosts.push(host);
+        }
+    }
+    hosts
+}
+
+/// Copies the trace files of every host's local directory `local` into `out`.
+fn gather(hostfile: &Path, local: &Path, out: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(hostfile)
+        .with_context(|| format!("cannot read {}", hostfile.display()))?;
+    let me = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    for host in hostfile_hosts(&text) {
+        if host == "localhost" || host == me.trim() {
+            for entry in std::fs::read_dir(local)? {
+                let p = entry?.path();
+                if let Some(name) = p.file_name() {
+                    std::fs::copy(&p, out.join(name))?;
+                }
+            }
+        } else {
+            let st = Command::new("scp")
+                .arg("-q")
+                .arg(format!("{host}:{}/*", local.display()))
+                .arg(out)
+                .status()
+                .context("cannot run scp")?;
+            if !st.success() {
+                bail!("copying the trace files of {host} failed ({st})");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks every rank file and prints the summary.
+fn report(out: &Path, np: usize) -> anyhow::Result<()> {
+    let mut total = RankSummary::default();
+    let mut file_bytes = 0u64;
+    for r in 0..np {
+        let path = out.join(format!("rank-{r}.txt"));
+        let text = std::fs::read_to_string(&path).with_context(|| {
+            format!(
+                "rank {r} wrote no trace ({} is missing): was the tracer preloaded?",
+                path.display()
+            )
+        })?;
+        file_bytes += text.len() as u64;
+        let s = summarize(&text).with_context(|| format!("{}", path.display()))?;
+        if !s.finalized {
+            bail!(
+                "{} does not end with finalize: the trace of rank {r} is incomplete",
+                path.display()
+            );
+        }
+        for (k, v) in s.actions {
+            *total.actions.entry(k).or_default() += v;
+        }
+        total.sent_bytes += s.sent_bytes;
+    }
+    let actions: u64 = total.actions.values().sum();
+    println!("Traced {np} ranks into {}", out.display());
+    println!(
+        "  {actions} actions, {} point-to-point bytes sent, {file_bytes} bytes of trace",
+        total.sent_bytes
+    );
+    let kinds: Vec<String> = total
+        .actions
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    println!("  per kind: {}", kinds.join(", "));
+    println!(
+        "Simulate with:\n  timeless simulate {} --platform PLATFORM.xml",
+        out.join("trace-list.txt").display()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(l: &Launch) -> Vec<String> {
+        std::iter::once(&l.program)
+            .chain(&l.args)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn tells_open_mpi_from_mpich() {
+        assert_eq!(
+            implementation_of("mpirun (Open MPI) 4.1.4\n\nReport bugs to"),
+            Some(Implementation::OpenMpi)
+        );
+        assert_eq!(
+            implementation_of("HYDRA build details:\n    Version: 4.0.2"),
+            Some(Implementation::Mpich)
+        );
+        assert_eq!(implementation_of("Intel(R) something"), None);
+    }
+
+    #[test]
+    fn folding_confines_the_run_to_ceil_n_over_k_cores() {
+        assert_eq!(
+            mode_for(8, Some(4), None, 2),
+            Mode::Folding {
+                ranks_per_core: 4,
+                cores: 2
+            }
+        );
+        assert_eq!(
+            mode_for(5, Some(2), None, 8),
+            Mode::Folding {
+                ranks_per_core: 2,
+                cores: 3
+            }
+        );
+        assert_eq!(mode_for(2, None, None, 2), Mode::Regular);
+        // More ranks than cores without --fold: folded onto all the cores.
+        assert_eq!(
+            mode_for(4, None, None, 2),
+            Mode::Folding {
+                ranks_per_core: 2,
+                cores: 2
+            }
+        );
+    }
+
+    #[test]
+    fn open_mpi_folded_launch_line() {
+        let mode = mode_for(8, Some(4), None, 2);
+        let plan = Plan {
+            implementation: Implementation::OpenMpi,
+            launcher: "mpirun".into(),
+            np: 8,
+            mode,
+            preload: "/lib/libtimeless_preload.so".into(),
+            out: "/t".into(),
+            as_root: true,
+            extra_env: Vec::new(),
+        };
+        let l = launch_line(&plan, &["./ring".into(), "3".into()]);
+        assert_eq!(
+            strings(&l),
+            [
+                "taskset",
+                "-c",
+                "0-1",
+                "mpirun",
+                "-np",
+                "8",
+                "-x",
+                "LD_PRELOAD=/lib/libtimeless_preload.so",
+                "-x",
+                "TIMELESS_OUT=/t",
+                "-x",
+                "TIMELESS_MODE=folding: 8 ranks on 2 cores (4 ranks per core)",
+                "--oversubscribe",
+                "--bind-to",
+                "none",
+                "--mca",
+                "mpi_yield_when_idle",
+                "1",
+                "./ring",
+                "3"
+            ]
+        );
+        assert!(l
+            .env
+            .contains(&("OMPI_ALLOW_RUN_AS_ROOT".into(), "1".into())));
+    }
+
+    #[test]
+    fn mpich_scattered_launch_line() {
+        let mode = mode_for(4, None, Some(Path::new("hosts")), 2);
+        let plan = Plan {
+            implementation: Implementation::Mpich,
+            launcher: "mpiexec".into(),
+            np: 4,
+            mode,
+            preload: "/p.so".into(),
+            out: "/t".into(),
+            as_root: false,
+            extra_env: Vec::new(),
+        };
+        let l = launch_line(&plan, &["./a".into()]);
+        assert_eq!(
+            strings(&l),
+            [
+                "mpiexec",
+                "-n",
+                "4",
+                "-genv",
+                "LD_PRELOAD",
+                "/p.so",
+                "-genv",
+                "TIMELESS_OUT",
+                "/t",
+                "-genv",
+                "TIMELESS_MODE",
+                "scattered: 4 ranks over the hosts of hosts",
+                "-f",
+                "hosts",
+                "./a"
+            ]
+        );
+        assert!(l.env.is_empty());
+    }
+
+    #[test]
+    fn summary_counts_actions_and_bytes() {
+        let s = summarize(
+            "# header\n0 init\n0 compute 100\n0 send 1 0 10 0\n0 isend 2 3 5 1 comm=1\n\
+             0 sendRecv 4 1 4 3 6 6\n0 comm_def 1 2 0 2\n0 finalize\n",
+        )
+        .unwrap();
+        // 10 doubles + 5 ints + 4 bytes.
+        assert_eq!(s.sent_bytes, 80 + 20 + 4);
+        assert_eq!(s.actions["send"], 1);
+        assert_eq!(s.actions["comm_def"], 1);
+        assert!(s.finalized);
+        assert!(!summarize("0 init\n0 send 1 0 1 0\n").unwrap().finalized);
+        assert!(summarize("0 send 1 0 1 99\n").is_err());
+    }
+
+    #[test]
+    fn hostfile_hosts_in_order() {
+        assert_eq!(
+            hostfile_hosts("# c\nnode1 slots=2\nnode2:4\nnode1\n\n"),
+            ["node1", "node2"]
+        );
+    }
+}
