@@ -3,11 +3,12 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use clap::Args;
+use timeless_compensate::meta::{TraceMeta, META_FILE};
 use timeless_grammar::format::{self, PartSizes};
 use timeless_grammar::text::RankTextWriter;
 use timeless_grammar::{offline, CompressedTrace, Precision, DEFAULT_PRECISION};
@@ -74,7 +75,11 @@ pub fn run_compress(args: CompressArgs) -> Result<(), Failure> {
         Some(n) => n,
         None => input(offline::rank_count(&source))?,
     };
-    let trace = input(offline::compress(&source, nranks, precision))?;
+    let mut trace = input(offline::compress(&source, nranks, precision))?;
+    if let Some((path, bytes)) = tracer_meta_file(&args.trace, &source)? {
+        eprintln!("timeless: embedding the tracer metadata {}", path.display());
+        trace.tracer_meta = Some(bytes);
+    }
     let (bytes, sizes) = format::write(&trace);
     std::fs::write(&args.output, &bytes)
         .with_context(|| format!("cannot write {}", args.output.display()))
@@ -116,9 +121,58 @@ pub fn run_decompress(args: DecompressArgs) -> Result<(), Failure> {
         w.flush().map_err(|e| other(e, &path))?;
         let _ = writeln!(list, "{name}");
     }
+    if let Some(m) = &trace.tracer_meta {
+        let mp = args.output.join(META_FILE);
+        std::fs::write(&mp, m).map_err(|e| other(e, &mp))?;
+    }
     let lp = args.output.join("traces.txt");
     std::fs::write(&lp, list).map_err(|e| other(e, &lp))?;
     Ok(())
+}
+
+/// The tracer's `trace-meta.json` next to the trace argument, or else next to the first rank
+/// file (where `simulate` looks for it), with its bytes.
+fn tracer_meta_file(
+    trace: &Path,
+    source: &TraceSource,
+) -> Result<Option<(PathBuf, Vec<u8>)>, Failure> {
+    let first = match source {
+        TraceSource::PerRank(v) => v.first().cloned(),
+        TraceSource::Shared(p) => Some(p.clone()),
+    };
+    let dirs = [trace.parent(), first.as_deref().and_then(Path::parent)];
+    for dir in dirs.into_iter().flatten() {
+        let p = dir.join(META_FILE);
+        if p.is_file() {
+            let bytes =
+                input(std::fs::read(&p).with_context(|| format!("cannot read {}", p.display())))?;
+            return Ok(Some((p, bytes)));
+        }
+    }
+    Ok(None)
+}
+
+/// The tracer metadata embedded in `path` if it is a compressed trace that has one.
+pub fn embedded_tracer_meta(path: &Path) -> Result<Option<TraceMeta>, Failure> {
+    let mut head = [0u8; 8];
+    let n = match std::fs::File::open(path) {
+        Ok(mut f) => {
+            use std::io::Read;
+            f.read(&mut head).unwrap_or(0)
+        }
+        Err(_) => return Ok(None),
+    };
+    if !format::is_compressed(&head[..n]) {
+        return Ok(None);
+    }
+    let (trace, _) = load(path)?;
+    let Some(bytes) = trace.tracer_meta else {
+        return Ok(None);
+    };
+    let name = PathBuf::from(format!("{}#{META_FILE}", path.display()));
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Failure::Input(anyhow!("{}: not UTF-8", name.display())))?;
+    input(TraceMeta::parse(&name, &text)).map(Some)
 }
 
 /// Runs `timeless stats`.
@@ -133,7 +187,7 @@ pub fn run_stats(args: StatsArgs) -> Result<(), Failure> {
         "ranks: {}\nactions: {}\nterminals: {}\nrules: {}\nsymbols: {}\nunique_grammars: {}\n\
          final_pass_rules: {}\nfinal_pass_symbols: {}\nunique_volume_streams: {}\nvolumes: {}\n\
          precision: {precision}\nbytes_header: {}\nbytes_meta: {}\nbytes_cst: {}\nbytes_grammar: {}\n\
-         bytes_ranks: {}\nbytes_volumes: {}\nbytes_total: {}\n",
+         bytes_ranks: {}\nbytes_volumes: {}\nbytes_tracer_meta: {}\nbytes_total: {}\n",
         s.ranks,
         s.actions,
         s.terminals,
@@ -150,6 +204,7 @@ pub fn run_stats(args: StatsArgs) -> Result<(), Failure> {
         sizes.grammar,
         sizes.ranks,
         sizes.volumes,
+        sizes.tracer_meta,
         sizes.total()
     );
     std::io::stdout()

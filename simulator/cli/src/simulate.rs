@@ -188,9 +188,14 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         }
     }
 
-    let meta = match args.no_compensation {
-        true => None,
-        false => Some(crate::compensate::find_meta(
+    let embedded = match &args.trace {
+        Some(t) if !args.no_compensation => crate::compress::embedded_tracer_meta(t)?,
+        _ => None,
+    };
+    let meta = match (args.no_compensation, embedded) {
+        (true, _) => None,
+        (false, Some(m)) => Some(Ok(m)),
+        (false, None) => Some(crate::compensate::find_meta(
             args.trace.as_deref(),
             first_file.as_deref(),
         )?),

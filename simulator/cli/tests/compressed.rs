@@ -81,6 +81,14 @@ fn check(dir: &Path, trace: &str, np: u32, sim_args: &[String]) {
 
     let out = tmp.path().join("out");
     timeless(dir, &["decompress", tlg_s, "-o", out.to_str().unwrap()]);
+    // The decompressed text (with the tracer metadata written back) replays the same.
+    let list = out.join("traces.txt");
+    assert_eq!(
+        times(dir, list.to_str().unwrap(), sim_args),
+        text,
+        "{}: decompressed replay",
+        dir.display()
+    );
     assert_eq!(
         events(&dir.join(trace), np),
         events(&out.join("traces.txt"), np),
@@ -169,6 +177,30 @@ fn bundled_rings_and_subcommunicators() {
             "deployments/mycluster-ring4.xml".into(),
         ],
     );
+    check(
+        &r,
+        "traces/ring4/ring-fig1.txt",
+        4,
+        &[
+            "--platform".into(),
+            "platforms/mycluster.xml".into(),
+            "--deployment".into(),
+            "deployments/mycluster-ring4.xml".into(),
+        ],
+    );
+    // A traced program on row, column, duplicated, Cartesian, self and intercommunicator-merged
+    // communicators (comm_def + comm=<id>).
+    check(
+        &r.join("traces/commsplit4"),
+        "trace-list.txt",
+        4,
+        &[
+            "--platform".into(),
+            "../../platforms/mycluster.xml".into(),
+            "--deployment".into(),
+            "../../deployments/mycluster-ring4.xml".into(),
+        ],
+    );
     let sub = r.join("simulator/cli/tests/data/subcomm");
     check(
         &sub,
@@ -192,13 +224,13 @@ fn stats_and_errors() {
         &r,
         &[
             "compress",
-            "traces/ring4/ring.txt",
+            "traces/ring4/ring-fig1.txt",
             "-o",
             tlg.to_str().unwrap(),
         ],
     );
     let s = String::from_utf8(timeless(&r, &["stats", tlg.to_str().unwrap()])).unwrap();
-    // The ring: 4 ranks of 5 actions (init, compute, send/recv in rank order, finalize).
+    // The seed's Figure 1 ring: 4 ranks of 5 actions (init, compute, send, recv, finalize).
     assert!(s.contains("ranks: 4\nactions: 20\n"), "{s}");
     // A truncated file is bad input (exit 2) with the byte offset.
     let bytes = std::fs::read(&tlg).unwrap();

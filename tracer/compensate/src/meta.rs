@@ -62,7 +62,16 @@ impl TraceMeta {
     pub fn read(path: &Path) -> Result<TraceMeta, Error> {
         let text =
             std::fs::read_to_string(path).map_err(|e| Error::new(path, 0, ErrorKind::Io(e)))?;
-        let v: Value = serde_json::from_str(&text).map_err(|e| {
+        TraceMeta::parse(path, &text)
+    }
+
+    /// Decodes the text of a metadata file (e.g. one embedded in a compressed trace); `path`
+    /// names it in messages.
+    ///
+    /// # Errors
+    /// See [`TraceMeta::find`].
+    pub fn parse(path: &Path, text: &str) -> Result<TraceMeta, Error> {
+        let v: Value = serde_json::from_str(text).map_err(|e| {
             Error::new(
                 path,
                 e.line() as u64,

@@ -17,6 +17,8 @@
 //!   rule: body length, then per symbol: code (2·t terminal, 2·r+1 rule), exponent.
 //! - 4 `RANKS`: per rank: grammar index, volume stream index.
 //! - 5 `VOLUMES`: count, then per stream: value count, block count, per block: length, zstd bytes.
+//! - 6 `TRACER_META` (optional): the bytes of the tracer's `trace-meta.json` (what overhead
+//!   compensation reads), kept verbatim so a compressed trace replays like its text.
 //!
 //! Unknown section kinds are skipped (later versions may add sections). Every decoding error
 //! names the byte offset where it was found; no input makes the decoder panic.
@@ -41,6 +43,7 @@ const CST: u32 = 2;
 const GRAMMAR: u32 = 3;
 const RANKS: u32 = 4;
 const VOLUMES: u32 = 5;
+const TRACER_META: u32 = 6;
 
 /// Byte sizes of a file's parts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -57,12 +60,20 @@ pub struct PartSizes {
     pub ranks: usize,
     /// `VOLUMES` section.
     pub volumes: usize,
+    /// `TRACER_META` section (0 when absent).
+    pub tracer_meta: usize,
 }
 
 impl PartSizes {
     /// Whole file.
     pub fn total(&self) -> usize {
-        self.header + self.meta + self.cst + self.grammar + self.ranks + self.volumes
+        self.header
+            + self.meta
+            + self.cst
+            + self.grammar
+            + self.ranks
+            + self.volumes
+            + self.tracer_meta
     }
 }
 
@@ -130,13 +141,16 @@ pub fn write(trace: &CompressedTrace) -> (Vec<u8>, PartSizes) {
         }
     }
 
-    let sections = [
+    let mut sections = vec![
         (META, meta),
         (CST, cst),
         (GRAMMAR, grammar),
         (RANKS, ranks),
         (VOLUMES, volumes),
     ];
+    if let Some(m) = &trace.tracer_meta {
+        sections.push((TRACER_META, m.clone()));
+    }
     let header = 16 + 24 * sections.len();
     let mut out = Vec::with_capacity(header + sections.iter().map(|s| s.1.len()).sum::<usize>());
     out.extend_from_slice(&MAGIC);
@@ -161,6 +175,7 @@ pub fn write(trace: &CompressedTrace) -> (Vec<u8>, PartSizes) {
         grammar: sections[2].1.len(),
         ranks: sections[3].1.len(),
         volumes: sections[4].1.len(),
+        tracer_meta: sections.get(5).map_or(0, |s| s.1.len()),
     };
     (out, sizes)
 }
@@ -197,7 +212,7 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
     if n > h.remaining() / 24 {
         return Err(corrupt(12, format!("{n} sections do not fit the file")));
     }
-    let mut found: [Option<(usize, usize)>; 6] = [None; 6];
+    let mut found: [Option<(usize, usize)>; 7] = [None; 7];
     for i in 0..n {
         let at = h.offset();
         let kind = h.u32_le("section kind")?;
@@ -341,7 +356,9 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
         volumes.push(VolumeStream { count, blocks });
     }
 
+    let tracer_meta = found[TRACER_META as usize].map(|(off, len)| bytes[off..off + len].to_vec());
     let trace = CompressedTrace {
+        tracer_meta,
         nranks,
         precision,
         cst,
@@ -360,6 +377,7 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
         grammar: size(GRAMMAR),
         ranks: size(RANKS),
         volumes: size(VOLUMES),
+        tracer_meta: size(TRACER_META),
     };
     Ok((trace, sizes))
 }

@@ -34,6 +34,9 @@ pub struct CompressedTrace {
     pub volumes: Vec<VolumeStream>,
     /// Volume stream index of each rank.
     pub volumes_of_rank: Vec<u32>,
+    /// The tracer's `trace-meta.json`, verbatim, when the text trace had one (overhead
+    /// compensation needs it).
+    pub tracer_meta: Option<Vec<u8>>,
 }
 
 /// Size statistics of a compressed trace.
@@ -109,6 +112,7 @@ impl CompressedTrace {
             grammar_of_rank,
             volumes: m.volumes,
             volumes_of_rank,
+            tracer_meta: None,
         })
     }
 
