@@ -7,7 +7,7 @@
 //! Pipeline: [`RankEncoder`] per rank → [`MergedRanks`] → [`merge_rounds`] →
 //! [`CompressedTrace::from_merged`] → [`format::write`]; back: [`format::read`] →
 //! [`CompressedTrace::rank_stream`]; [`CompressedTraceSet`] serves those streams to the replay as
-//! a `timeless_trace::TraceSet`. File layout: [`format`] and the README's "Compressed traces".
+//! a `timeless_trace::TraceSet`. File layout: [`mod@format`] and the README's "Compressed traces".
 
 pub mod cst;
 pub mod encoder;

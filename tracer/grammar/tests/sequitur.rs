@@ -100,7 +100,7 @@ fn periodic_loops_are_constant_size() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
     fn random_sequences(x in prop::collection::vec(0u64..4, 0..300)) {
