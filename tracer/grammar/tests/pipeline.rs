@@ -94,6 +94,13 @@ fn ring_round_trips_through_the_file_and_dedups_grammars() {
     assert_eq!(s.unique_grammars, 3);
     assert_eq!(s.unique_volume_streams, 1);
     assert_eq!(s.actions, 8 * (3 + 4 * 200));
+    // The final Sequitur pass stores the three grammars in fewer symbols than their words.
+    let words: usize = t.grammars.iter().map(|g| g.to_words().len()).sum();
+    assert!(
+        t.meta.symbol_count() < words,
+        "{} symbols for {words} words",
+        t.meta.symbol_count()
+    );
     let (bytes, sizes) = write(&t);
     assert_eq!(sizes.total(), bytes.len());
     // Deterministic: the same input gives the same bytes.
