@@ -4,6 +4,7 @@
 //! Exit codes: 0 success, 2 bad input (trace, platform, deployment, configuration), 3 the replay
 //! deadlocked, 1 anything else (I/O on output files).
 
+mod calibrate;
 mod output;
 mod simulate;
 mod trace;
@@ -26,6 +27,8 @@ enum Command {
     Simulate(simulate::SimulateArgs),
     /// Run an MPI program under the tracer: `timeless trace -n 4 -- ./app args`.
     Trace(trace::TraceArgs),
+    /// Measure this machine (ping-pong, reference kernel) and write a calibrated platform.
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
         Command::Trace(args) => trace::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -66,11 +66,13 @@ pub enum ReplayError {
         why: String,
     },
     /// A receive is smaller than the message it matches (MPI_ERR_TRUNCATE).
-    #[error("{at}: message truncated: receive of {recv_bytes} bytes from rank {src} (tag {tag}) matches a send of {send_bytes} bytes")]
+    #[error("{at}: message truncated: receive of {recv_bytes} bytes from rank {src} (tag {tag}{}) matches a send of {send_bytes} bytes", if *comm == 0 { String::new() } else { format!(" on sub-communicator #{comm}") })]
     Truncation {
         at: Location,
         src: u32,
         tag: i32,
+        /// Global communicator index (0: world; others in order of first definition).
+        comm: u32,
         recv_bytes: u64,
         send_bytes: u64,
     },

@@ -7,6 +7,7 @@
 
 pub mod collective;
 mod collectives;
+mod comm;
 pub mod config;
 pub mod error;
 mod mailbox;

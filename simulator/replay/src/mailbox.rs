@@ -8,6 +8,8 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::comm::Tag;
+
 /// A request slot index.
 pub type ReqId = u32;
 /// A transfer slot index.
@@ -23,7 +25,7 @@ pub struct Request {
     /// Destination (send) or source (receive) rank.
     pub peer: u32,
     /// Message tag.
-    pub tag: i32,
+    pub tag: Tag,
     /// Bytes posted (for a receive, `u64::MAX` when the size comes from the sender).
     pub bytes: u64,
     /// Completed.
@@ -72,7 +74,7 @@ struct Queues {
 /// All matching state of a replay.
 #[derive(Debug, Default)]
 pub struct Mailboxes {
-    queues: HashMap<(u32, u32, i32), Queues>,
+    queues: HashMap<(u32, u32, Tag), Queues>,
     /// Request slots.
     pub reqs: Vec<Request>,
     free_reqs: Vec<ReqId>,
@@ -121,26 +123,26 @@ impl Mailboxes {
     }
 
     /// Oldest pending receive posted by `dst` for (`src`, `tag`), removed from its queue.
-    pub fn take_recv(&mut self, dst: u32, src: u32, tag: i32) -> Option<ReqId> {
+    pub fn take_recv(&mut self, dst: u32, src: u32, tag: Tag) -> Option<ReqId> {
         let q = self.queues.get_mut(&(dst, src, tag))?;
         q.recvs.pop_front()
     }
 
     /// Oldest pending send from `src` to `dst` with `tag`, removed from its queue.
-    pub fn take_send(&mut self, dst: u32, src: u32, tag: i32) -> Option<PendingSend> {
+    pub fn take_send(&mut self, dst: u32, src: u32, tag: Tag) -> Option<PendingSend> {
         let q = self.queues.get_mut(&(dst, src, tag))?;
         q.sends.pop_front()
     }
 
     /// True if a send from `src` to `dst` with `tag` waits to be received (what a probe sees).
-    pub fn has_send(&self, dst: u32, src: u32, tag: i32) -> bool {
+    pub fn has_send(&self, dst: u32, src: u32, tag: Tag) -> bool {
         self.queues
             .get(&(dst, src, tag))
             .is_some_and(|q| !q.sends.is_empty())
     }
 
     /// Queues a send nobody receives yet.
-    pub fn push_send(&mut self, dst: u32, src: u32, tag: i32, s: PendingSend) {
+    pub fn push_send(&mut self, dst: u32, src: u32, tag: Tag, s: PendingSend) {
         self.queues
             .entry((dst, src, tag))
             .or_default()
@@ -149,7 +151,7 @@ impl Mailboxes {
     }
 
     /// Queues a receive no send matches yet.
-    pub fn push_recv(&mut self, dst: u32, src: u32, tag: i32, r: ReqId) {
+    pub fn push_recv(&mut self, dst: u32, src: u32, tag: Tag, r: ReqId) {
         self.queues
             .entry((dst, src, tag))
             .or_default()
@@ -158,8 +160,8 @@ impl Mailboxes {
     }
 
     /// Sends still queued towards `dst`, as (src, tag, bytes), sorted (for deadlock reports).
-    pub fn unmatched_sends_to(&self, dst: u32) -> Vec<(u32, i32, u64)> {
-        let mut v: Vec<(u32, i32, u64)> = self
+    pub fn unmatched_sends_to(&self, dst: u32) -> Vec<(u32, Tag, u64)> {
+        let mut v: Vec<(u32, Tag, u64)> = self
             .queues
             .iter()
             .filter(|(k, _)| k.0 == dst)

@@ -4,8 +4,9 @@
 use std::collections::VecDeque;
 
 use timeless_kernel::ActivityId;
-use timeless_trace::{Datatype, Rank, RankReader};
+use timeless_trace::{ActionStream, Datatype, Rank};
 
+use crate::comm::Tag;
 use crate::mailbox::ReqId;
 
 /// What a receive expects.
@@ -34,31 +35,31 @@ pub enum Step {
     /// Post a send of `bytes` to `peer`.
     Send {
         peer: Rank,
-        tag: i32,
+        tag: Tag,
         bytes: u64,
         dest: Dest,
     },
     /// Post a receive from `peer`.
     Recv {
         peer: Rank,
-        tag: i32,
+        tag: Tag,
         size: RecvSize,
         dest: Dest,
     },
     /// Probe back-off then check for a pending send (negative-count `recv`, reference §4.5).
-    Probe { peer: Rank, tag: i32 },
+    Probe { peer: Rank, tag: Tag },
     /// The check that follows a probe's back-off.
-    ProbeCheck { peer: Rank, tag: i32 },
+    ProbeCheck { peer: Rank, tag: Tag },
     /// Wait for the group.
     WaitGroup,
     /// `wait`: the oldest stored request with this key (or the oldest of all with `None`).
-    WaitKey(Option<(Rank, Rank, i32)>),
+    WaitKey(Option<(Rank, Rank, Tag)>),
     /// `waitall`: every stored request.
     WaitStore,
     /// `test` on a key.
-    Test((Rank, Rank, i32)),
+    Test((Rank, Rank, Tag)),
     /// The check that follows a test's back-off, on a request taken out of the store.
-    TestCheck((Rank, Rank, i32), ReqId),
+    TestCheck((Rank, Rank, Tag), ReqId),
     /// Execute flops on the host.
     Exec(f64),
     /// Sleep, accounted as sleep/overhead time.
@@ -98,16 +99,15 @@ pub enum Account {
 #[derive(Debug, Clone, Copy)]
 pub struct Stored {
     /// (src, dst, tag) in world ranks.
-    pub key: (Rank, Rank, i32),
+    pub key: (Rank, Rank, Tag),
     /// The request, or `None` after a successful test.
     pub req: Option<ReqId>,
 }
 
 /// A rank being replayed.
-#[derive(Debug)]
 pub struct RankState {
     /// Its trace stream.
-    pub reader: RankReader,
+    pub reader: Box<dyn ActionStream>,
     /// Host index in the platform.
     pub host: u32,
     /// Steps left in the current action.
@@ -156,7 +156,7 @@ pub struct RankState {
 
 impl RankState {
     /// A rank at the start of its trace, on host `host`.
-    pub fn new(reader: RankReader, host: u32) -> Self {
+    pub fn new(reader: Box<dyn ActionStream>, host: u32) -> Self {
         RankState {
             reader,
             host,

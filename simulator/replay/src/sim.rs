@@ -12,9 +12,10 @@ use rustc_hash::FxHashMap as HashMap;
 
 use timeless_kernel::{ActivityId, Engine, PiecewiseFactor};
 use timeless_platform::{HostId, Platform};
-use timeless_trace::{Action, RecvCount, RequestKey, TraceSource};
+use timeless_trace::{Action, CommId, RecvCount, RequestKey, TraceSet};
 
 use crate::collective::Op;
+use crate::comm::{comm_of, mpi_tag, tag_in, Comms, GlobalComm, Tag};
 use crate::config::ReplayConfig;
 use crate::error::{BlockedRank, Location, ReplayError};
 use crate::mailbox::{Mailboxes, PendingSend, ReqId, Request, Transfer, TransferId};
@@ -55,6 +56,7 @@ pub struct Simulation<'p> {
     done: Vec<ActivityId>,
     actions: u64,
     warnings: Vec<String>,
+    comms: Comms,
 }
 
 impl<'p> Simulation<'p> {
@@ -65,7 +67,7 @@ impl<'p> Simulation<'p> {
     pub fn new(
         platform: &'p Platform,
         placement: &[HostId],
-        traces: &TraceSource,
+        traces: &dyn TraceSet,
         cfg: ReplayConfig,
     ) -> Result<Self, ReplayError> {
         let mut engine = Engine::new(cfg.net.clone());
@@ -95,7 +97,7 @@ impl<'p> Simulation<'p> {
         let n = placement.len() as u32;
         let mut ranks = Vec::with_capacity(placement.len());
         for (r, h) in placement.iter().enumerate() {
-            let reader = traces.open_rank(r as u32, n)?;
+            let reader = traces.open_stream(r as u32, n)?;
             ranks.push(RankState::new(reader, h.0));
         }
         Ok(Simulation {
@@ -114,6 +116,7 @@ impl<'p> Simulation<'p> {
             done: Vec::new(),
             actions: 0,
             warnings: Vec::new(),
+            comms: Comms::new(n),
         })
     }
 
@@ -176,7 +179,7 @@ impl<'p> Simulation<'p> {
                 if r.reader.foreign_lines() > 0 {
                     warnings.push(format!(
                         "{}: {} line(s) naming another rank were ignored (as SimGrid does)",
-                        r.reader.path().display(),
+                        r.reader.origin().display(),
                         r.reader.foreign_lines()
                     ));
                 }
@@ -221,7 +224,7 @@ impl<'p> Simulation<'p> {
         let st = &self.ranks[r as usize];
         Location {
             rank: r,
-            file: st.reader.path().to_path_buf(),
+            file: st.reader.origin().to_path_buf(),
             line: st.current.map_or(0, |c| c.1),
         }
     }
@@ -249,7 +252,7 @@ impl<'p> Simulation<'p> {
                 self.finished += 1;
                 return Ok(());
             }
-            match st.reader.next_action()? {
+            match st.reader.next_event()? {
                 None => {
                     st.eof = true;
                     // Leftover requests: wait for all of them (SimGrid 3.32 waits only the last
@@ -259,22 +262,40 @@ impl<'p> Simulation<'p> {
                         st.steps.push_back(Step::WaitStore);
                     }
                 }
-                Some((action, line)) => {
+                Some(ev) => {
                     st.actions += 1;
                     self.actions += 1;
-                    st.current = Some((action.keyword(), line, now));
-                    self.expand(r, action)?;
+                    st.current = Some((ev.action.keyword(), ev.location, now));
+                    self.expand(r, ev.action, ev.comm)?;
                 }
             }
         }
     }
 
-    /// Turns an action into steps.
-    fn expand(&mut self, r: u32, action: Action) -> Result<(), ReplayError> {
+    /// Turns an action on communicator `comm` (the rank's own id) into steps.
+    fn expand(&mut self, r: u32, action: Action, comm: CommId) -> Result<(), ReplayError> {
+        let invalid = |s: &Self, why: String| ReplayError::Invalid {
+            at: s.loc(r),
+            what: why,
+        };
+        let Some(g) = self.comms.resolve(r, comm) else {
+            return Err(invalid(
+                self,
+                format!("communicator {comm} is not defined by a comm_def of rank {r}"),
+            ));
+        };
+        if g != 0 {
+            return self.expand_in(r, action, g);
+        }
         let n = self.ranks.len() as u32;
         let st = &mut self.ranks[r as usize];
-        let loc = |s: &Self| s.loc(r);
+        let t = |tag: i32| tag_in(0, tag);
         match action {
+            Action::CommDef { id, world_ranks } => {
+                self.comms
+                    .define(r, id, &world_ranks)
+                    .map_err(|why| invalid(self, why))?;
+            }
             Action::Init { double_default } => {
                 st.default_dt = if double_default {
                     timeless_trace::Datatype::DOUBLE
@@ -299,7 +320,7 @@ impl<'p> Simulation<'p> {
             } => {
                 let bytes = st.bytes(count, dt);
                 let dest = if blocking { Dest::Block } else { Dest::Store };
-                self.push_send(r, dst, tag, bytes, dest);
+                self.push_send(r, dst, t(tag), bytes, dest);
             }
             Action::Recv {
                 src,
@@ -313,23 +334,26 @@ impl<'p> Simulation<'p> {
                     RecvCount::Count(c) => RecvSize::Bytes(st.bytes(c, dt)),
                     RecvCount::FromSender => RecvSize::FromSender,
                     RecvCount::Probe => {
-                        st.steps.push_back(Step::Probe { peer: src, tag });
+                        st.steps.push_back(Step::Probe {
+                            peer: src,
+                            tag: t(tag),
+                        });
                         RecvSize::FromSender
                     }
                 };
                 st.steps.push_back(Step::Recv {
                     peer: src,
-                    tag,
+                    tag: t(tag),
                     size,
                     dest,
                 });
             }
             Action::Wait(RequestKey::Key { src, dst, tag }) => {
-                st.steps.push_back(Step::WaitKey(Some((src, dst, tag))))
+                st.steps.push_back(Step::WaitKey(Some((src, dst, t(tag)))))
             }
             Action::Wait(RequestKey::Oldest) => st.steps.push_back(Step::WaitKey(None)),
             Action::Test(RequestKey::Key { src, dst, tag }) => {
-                st.steps.push_back(Step::Test((src, dst, tag)))
+                st.steps.push_back(Step::Test((src, dst, t(tag))))
             }
             Action::Test(RequestKey::Oldest) => {}
             Action::WaitAll => st.steps.push_back(Step::WaitStore),
@@ -345,76 +369,215 @@ impl<'p> Simulation<'p> {
                 let rb = st.bytes(recv_count, recv_dt);
                 // Request::sendrecv: a self sendrecv is a local copy; else isend, irecv, waitall.
                 if !(dst == r && src == r) {
-                    self.push_send(r, dst, 0, sb, Dest::Group);
+                    self.push_send(r, dst, t(0), sb, Dest::Group);
                     let st = &mut self.ranks[r as usize];
                     st.steps.push_back(Step::Recv {
                         peer: src,
-                        tag: 0,
+                        tag: t(0),
                         size: RecvSize::Bytes(rb),
                         dest: Dest::Group,
                     });
                     st.steps.push_back(Step::WaitGroup);
                 }
             }
-            other => {
-                let mut ops = std::mem::take(&mut self.ops);
-                ops.clear();
-                let flops = crate::collectives::schedule(
-                    &self.cfg.colls,
-                    &self.ranks[r as usize],
-                    r,
-                    n,
-                    &other,
-                    &mut ops,
-                )
-                .map_err(|source| ReplayError::Collective {
-                    at: loc(self),
-                    source,
-                })?;
-                for &op in &ops {
-                    match op {
-                        Op::Isend { peer, bytes, tag } => {
-                            self.push_send(r, peer, tag, bytes, Dest::Group)
-                        }
-                        Op::Send { peer, bytes, tag } => {
-                            self.push_send(r, peer, tag, bytes, Dest::Block)
-                        }
-                        Op::Irecv { peer, bytes, tag } => {
-                            self.ranks[r as usize].steps.push_back(Step::Recv {
-                                peer,
-                                tag,
-                                size: RecvSize::Bytes(bytes),
-                                dest: Dest::Group,
-                            })
-                        }
-                        Op::Recv { peer, bytes, tag } => {
-                            self.ranks[r as usize].steps.push_back(Step::Recv {
-                                peer,
-                                tag,
-                                size: RecvSize::Bytes(bytes),
-                                dest: Dest::Block,
-                            })
-                        }
-                        Op::WaitAll => self.ranks[r as usize].steps.push_back(Step::WaitGroup),
-                        Op::Exec { flops } => {
-                            if flops > 0.0 {
-                                self.ranks[r as usize].steps.push_back(Step::Exec(flops));
-                            }
-                        }
+            other => self.expand_collective(r, &other, 0, r, n)?,
+        }
+        Ok(())
+    }
+
+    /// Turns an action on sub-communicator `g` into steps: peers and roots are world ranks and
+    /// must be members; matching happens within `g` only.
+    fn expand_in(&mut self, r: u32, action: Action, g: GlobalComm) -> Result<(), ReplayError> {
+        let invalid = |s: &Self, why: String| ReplayError::Invalid {
+            at: s.loc(r),
+            what: why,
+        };
+        let size = self.comms.members(g).len() as u32;
+        let member = |s: &Self, w: u32, what: &str| -> Result<(), ReplayError> {
+            match s.comms.comm_rank(g, w) {
+                Some(_) => Ok(()),
+                None => Err(invalid(
+                    s,
+                    format!(
+                        "{what} {w} is not a member of the communicator (world ranks {:?})",
+                        s.comms.members(g)
+                    ),
+                )),
+            }
+        };
+        let t = |tag: i32| tag_in(g, tag);
+        match action {
+            Action::Send {
+                dst,
+                tag,
+                count,
+                dt,
+                blocking,
+            } => {
+                member(self, dst, "destination")?;
+                let bytes = self.ranks[r as usize].bytes(count, dt);
+                let dest = if blocking { Dest::Block } else { Dest::Store };
+                self.push_send(r, dst, t(tag), bytes, dest);
+            }
+            Action::Recv {
+                src,
+                tag,
+                count,
+                dt,
+                blocking,
+            } => {
+                member(self, src, "source")?;
+                let st = &mut self.ranks[r as usize];
+                let dest = if blocking { Dest::Block } else { Dest::Store };
+                let size = match count {
+                    RecvCount::Count(c) => RecvSize::Bytes(st.bytes(c, dt)),
+                    RecvCount::FromSender => RecvSize::FromSender,
+                    RecvCount::Probe => {
+                        st.steps.push_back(Step::Probe {
+                            peer: src,
+                            tag: t(tag),
+                        });
+                        RecvSize::FromSender
                     }
+                };
+                st.steps.push_back(Step::Recv {
+                    peer: src,
+                    tag: t(tag),
+                    size,
+                    dest,
+                });
+            }
+            Action::Wait(RequestKey::Key { src, dst, tag }) => self.ranks[r as usize]
+                .steps
+                .push_back(Step::WaitKey(Some((src, dst, t(tag))))),
+            Action::Wait(RequestKey::Oldest) => {
+                self.ranks[r as usize].steps.push_back(Step::WaitKey(None))
+            }
+            Action::Test(RequestKey::Key { src, dst, tag }) => self.ranks[r as usize]
+                .steps
+                .push_back(Step::Test((src, dst, t(tag)))),
+            Action::Test(RequestKey::Oldest) => {}
+            Action::SendRecv {
+                send_count,
+                dst,
+                recv_count,
+                src,
+                send_dt,
+                recv_dt,
+            } => {
+                member(self, dst, "destination")?;
+                member(self, src, "source")?;
+                let st = &self.ranks[r as usize];
+                let sb = st.bytes(send_count, send_dt);
+                let rb = st.bytes(recv_count, recv_dt);
+                if !(dst == r && src == r) {
+                    self.push_send(r, dst, t(0), sb, Dest::Group);
+                    let st = &mut self.ranks[r as usize];
+                    st.steps.push_back(Step::Recv {
+                        peer: src,
+                        tag: t(0),
+                        size: RecvSize::Bytes(rb),
+                        dest: Dest::Group,
+                    });
+                    st.steps.push_back(Step::WaitGroup);
                 }
-                if flops > 0.0 {
-                    self.ranks[r as usize].steps.push_back(Step::Exec(flops));
-                }
-                self.ops = ops;
+            }
+            collective => {
+                let me = self
+                    .comms
+                    .comm_rank(g, r)
+                    .expect("a rank resolves only communicators it is a member of");
+                let local =
+                    localize_root(&collective, |w| self.comms.comm_rank(g, w)).map_err(|w| {
+                        invalid(
+                            self,
+                            format!(
+                                "root {w} is not a member of the communicator (world ranks {:?})",
+                                self.comms.members(g)
+                            ),
+                        )
+                    })?;
+                self.expand_collective(r, &local, g, me, size)?;
             }
         }
         Ok(())
     }
 
+    /// Queues the point-to-point schedule of collective `action` for world rank `r`, which is
+    /// rank `me` of the `size` members of communicator `g` (roots in `action` are comm ranks).
+    fn expand_collective(
+        &mut self,
+        r: u32,
+        action: &Action,
+        g: GlobalComm,
+        me: u32,
+        size: u32,
+    ) -> Result<(), ReplayError> {
+        let mut ops = std::mem::take(&mut self.ops);
+        ops.clear();
+        let flops = crate::collectives::schedule(
+            &self.cfg.colls,
+            &self.ranks[r as usize],
+            me,
+            size,
+            action,
+            &mut ops,
+        )
+        .map_err(|source| ReplayError::Collective {
+            at: self.loc(r),
+            source,
+        })?;
+        for &op in &ops {
+            let world = |peer: u32| {
+                if g == 0 {
+                    peer
+                } else {
+                    self.comms.members(g)[peer as usize]
+                }
+            };
+            match op {
+                Op::Isend { peer, bytes, tag } => {
+                    self.push_send(r, world(peer), tag_in(g, tag), bytes, Dest::Group)
+                }
+                Op::Send { peer, bytes, tag } => {
+                    self.push_send(r, world(peer), tag_in(g, tag), bytes, Dest::Block)
+                }
+                Op::Irecv { peer, bytes, tag } => {
+                    let peer = world(peer);
+                    self.ranks[r as usize].steps.push_back(Step::Recv {
+                        peer,
+                        tag: tag_in(g, tag),
+                        size: RecvSize::Bytes(bytes),
+                        dest: Dest::Group,
+                    })
+                }
+                Op::Recv { peer, bytes, tag } => {
+                    let peer = world(peer);
+                    self.ranks[r as usize].steps.push_back(Step::Recv {
+                        peer,
+                        tag: tag_in(g, tag),
+                        size: RecvSize::Bytes(bytes),
+                        dest: Dest::Block,
+                    })
+                }
+                Op::WaitAll => self.ranks[r as usize].steps.push_back(Step::WaitGroup),
+                Op::Exec { flops } => {
+                    if flops > 0.0 {
+                        self.ranks[r as usize].steps.push_back(Step::Exec(flops));
+                    }
+                }
+            }
+        }
+        if flops > 0.0 {
+            self.ranks[r as usize].steps.push_back(Step::Exec(flops));
+        }
+        self.ops = ops;
+        Ok(())
+    }
+
     /// Queues a send step, preceded by its software overhead (`smpi/ois` for every isend,
     /// `smpi/os` for a blocking detached send; reference §4.3).
-    fn push_send(&mut self, r: u32, peer: u32, tag: i32, bytes: u64, dest: Dest) {
+    fn push_send(&mut self, r: u32, peer: u32, tag: Tag, bytes: u64, dest: Dest) {
         let [os, _, ois] = &self.overheads[self.ranks[r as usize].host as usize];
         let overhead = match dest {
             Dest::Block if bytes < self.cfg.detached_thresh_bytes => os.overhead_secs(bytes as f64),
@@ -566,7 +729,7 @@ impl<'p> Simulation<'p> {
     }
 
     /// Puts a freshly posted request where `dest` says.
-    fn place(&mut self, r: u32, req: ReqId, src: u32, dst: u32, tag: i32, dest: Dest) {
+    fn place(&mut self, r: u32, req: ReqId, src: u32, dst: u32, tag: Tag, dest: Dest) {
         match dest {
             Dest::Block => {
                 let now = self.engine.now();
@@ -630,7 +793,7 @@ impl<'p> Simulation<'p> {
     // ----------------------------------------------------------------------------------------
     // Messages
 
-    fn post_send(&mut self, r: u32, dst: u32, tag: i32, bytes: u64) -> Result<ReqId, ReplayError> {
+    fn post_send(&mut self, r: u32, dst: u32, tag: Tag, bytes: u64) -> Result<ReqId, ReplayError> {
         let now = self.engine.now();
         let detached = bytes < self.cfg.detached_thresh_bytes;
         let req = self.mail.new_request(Request {
@@ -686,7 +849,7 @@ impl<'p> Simulation<'p> {
         &mut self,
         r: u32,
         src: u32,
-        tag: i32,
+        tag: Tag,
         size: RecvSize,
     ) -> Result<ReqId, ReplayError> {
         let bytes = match size {
@@ -737,7 +900,7 @@ impl<'p> Simulation<'p> {
         dst: u32,
         rq: ReqId,
         src: u32,
-        tag: i32,
+        tag: Tag,
         send_bytes: u64,
     ) -> Result<(), ReplayError> {
         let recv_bytes = self.mail.reqs[rq as usize].bytes;
@@ -745,7 +908,8 @@ impl<'p> Simulation<'p> {
             return Err(ReplayError::Truncation {
                 at: self.loc(dst),
                 src,
-                tag,
+                tag: mpi_tag(tag),
+                comm: comm_of(tag),
                 recv_bytes,
                 send_bytes,
             });
@@ -954,10 +1118,28 @@ impl<'p> Simulation<'p> {
     }
 }
 
-fn describe_tag(tag: i32) -> String {
-    if tag < 0 {
-        format!("collective tag {tag}")
+fn describe_tag(t: Tag) -> String {
+    let (tag, comm) = (mpi_tag(t), comm_of(t));
+    let kind = if tag < 0 { "collective tag" } else { "tag" };
+    if comm == 0 {
+        format!("{kind} {tag}")
     } else {
-        format!("tag {tag}")
+        format!("{kind} {tag} on sub-communicator #{comm}")
     }
+}
+
+/// `action` with its root (a world rank) replaced by its rank in the communicator; the world
+/// rank back as the error when it is not a member.
+fn localize_root(action: &Action, comm_rank: impl Fn(u32) -> Option<u32>) -> Result<Action, u32> {
+    let mut a = action.clone();
+    match &mut a {
+        Action::Bcast { root, .. }
+        | Action::Reduce { root, .. }
+        | Action::Gather { root, .. }
+        | Action::GatherV { root, .. }
+        | Action::Scatter { root, .. }
+        | Action::ScatterV { root, .. } => *root = comm_rank(*root).ok_or(*root)?,
+        _ => {}
+    }
+    Ok(a)
 }

@@ -9,6 +9,13 @@ use crate::datatype::Datatype;
 /// A rank in `MPI_COMM_WORLD`.
 pub type Rank = u32;
 
+/// A rank's own id of a communicator (timeless extension, README "Communicators"): 0 is
+/// `MPI_COMM_WORLD`; other ids are defined by the rank's `comm_def` lines, in order of creation.
+pub type CommId = u32;
+
+/// `MPI_COMM_WORLD`'s id.
+pub const WORLD: CommId = 0;
+
 /// Element count of a receive.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum RecvCount {
@@ -41,6 +48,9 @@ pub enum Action {
     CommNoop,
     /// `location file line`: source location, no simulated effect.
     Location,
+    /// `comm_def id size w_0 .. w_size-1` (timeless extension): this rank's communicator `id`
+    /// has `size` members, comm rank i being world rank `world_ranks[i]`.
+    CommDef { id: CommId, world_ranks: Vec<Rank> },
     /// `compute flops`.
     Compute { flops: f64 },
     /// `sleep secs`: a pure delay that does not use the CPU.
@@ -180,6 +190,22 @@ pub enum Action {
 }
 
 impl Action {
+    /// Whether the action may name a communicator with a trailing `comm=<id>` field:
+    /// point-to-point, wait/test and collectives.
+    pub fn takes_comm(&self) -> bool {
+        !matches!(
+            self,
+            Action::Init { .. }
+                | Action::Finalize
+                | Action::CommNoop
+                | Action::Location
+                | Action::CommDef { .. }
+                | Action::Compute { .. }
+                | Action::Sleep { .. }
+                | Action::WaitAll
+        )
+    }
+
     /// The trace keyword of this action, as SimGrid 3.32 writes it.
     pub fn keyword(&self) -> &'static str {
         match self {
@@ -187,6 +213,7 @@ impl Action {
             Action::Finalize => "finalize",
             Action::CommNoop => "comm_size",
             Action::Location => "location",
+            Action::CommDef { .. } => "comm_def",
             Action::Compute { .. } => "compute",
             Action::Sleep { .. } => "sleep",
             Action::Send { blocking: true, .. } => "send",

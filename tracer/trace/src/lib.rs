@@ -10,9 +10,11 @@ pub mod datatype;
 pub mod error;
 pub mod parse;
 pub mod reader;
+pub mod stream;
 
-pub use action::{Action, Rank, RecvCount, RequestKey};
+pub use action::{Action, CommId, Rank, RecvCount, RequestKey, WORLD};
 pub use datatype::Datatype;
 pub use error::{TraceError, TraceErrorKind};
-pub use parse::{parse_line, Dialect, Record};
+pub use parse::{parse_line, parse_line_in, Dialect, Record};
 pub use reader::{RankReader, TraceSource};
+pub use stream::{ActionStream, Event, TraceSet};

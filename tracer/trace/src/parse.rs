@@ -11,12 +11,12 @@
 use nom::character::complete::{i64 as int64, u32 as uint32};
 use nom::combinator::all_consuming;
 
-use crate::action::{Action, Rank, RecvCount, RequestKey};
+use crate::action::{Action, CommId, Rank, RecvCount, RequestKey, WORLD};
 use crate::datatype::Datatype;
 use crate::error::TraceErrorKind;
 
 /// Every action keyword the decoder accepts (SimGrid 3.32 names, then the seed's spellings).
-pub const KNOWN_ACTIONS: &str = "init finalize comm_size comm_split comm_dup location compute sleep \
+pub const KNOWN_ACTIONS: &str = "init finalize comm_size comm_split comm_dup comm_def location compute sleep \
 send isend recv irecv wait test waitall sendRecv barrier bcast reduce allreduce alltoall alltoallv \
 gather allgather gatherv allgatherv scatter scatterv reducescatter scan exscan; seed format: Isend Irecv allReduce";
 
@@ -38,6 +38,8 @@ pub struct Record {
     pub dialect: Dialect,
     /// The decoded action.
     pub action: Action,
+    /// Communicator named by a trailing `comm=<id>` field, [`WORLD`] without one.
+    pub comm: CommId,
 }
 
 /// Splits a line into fields the way SimGrid does (runs of spaces and tabs; `\r` too, so CRLF
@@ -92,9 +94,49 @@ pub fn rank_field(tok: &str) -> Result<(Rank, Dialect), TraceErrorKind> {
 /// [`TraceErrorKind::UnknownAction`], [`TraceErrorKind::Malformed`] (with what was expected),
 /// [`TraceErrorKind::UnknownDatatype`] or [`TraceErrorKind::BadRank`].
 pub fn parse_line(line: &str, nranks: u32) -> Result<Option<Record>, TraceErrorKind> {
-    let line = line.trim();
+    parse_line_in(line, nranks, &|_| None)
+}
+
+/// Decodes one line like [`parse_line`], resolving a trailing `comm=<id>` field (timeless
+/// extension, README "Communicators") with `comm_size`, which gives the size of each communicator
+/// the rank defined so far: per-peer count vectors then have that many entries. Peers and roots
+/// stay world ranks, checked against `nranks`.
+///
+/// # Errors
+/// As [`parse_line`], and [`TraceErrorKind::Malformed`] for a `comm=` naming an undefined
+/// communicator or following an action that takes none.
+pub fn parse_line_in(
+    line: &str,
+    nranks: u32,
+    comm_size: &dyn Fn(CommId) -> Option<u32>,
+) -> Result<Option<Record>, TraceErrorKind> {
+    let mut line = line.trim();
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
+    }
+    let mut comm = WORLD;
+    let mut explicit_comm = false;
+    let mut vector_len = nranks;
+    if let Some(pos) = line.rfind([' ', '\t']) {
+        if let Some(id) = line[pos + 1..].strip_prefix("comm=") {
+            let bad = |expected: String| TraceErrorKind::Malformed {
+                action: "comm=".into(),
+                expected,
+            };
+            comm = all_consuming(uint32::<_, ()>)(id)
+                .map(|(_, v)| v)
+                .map_err(|_| bad(format!("a communicator id, found 'comm={id}'")))?;
+            if comm != WORLD {
+                vector_len = comm_size(comm).ok_or_else(|| {
+                    bad(format!(
+                        "a communicator defined by an earlier comm_def line of this rank, \
+                         comm {comm} is not"
+                    ))
+                })?;
+            }
+            line = line[..pos].trim_end();
+            explicit_comm = true;
+        }
     }
     let mut it = fields(line);
     let rank_tok = it.next().unwrap_or_default();
@@ -107,23 +149,36 @@ pub fn parse_line(line: &str, nranks: u32) -> Result<Option<Record>, TraceErrorK
         name,
         it,
         n: nranks,
+        vector_len,
         dialect,
     };
     let action = match dialect {
         Dialect::SimGrid => f.simgrid()?,
         Dialect::Seed => f.seed()?,
     };
+    if explicit_comm && !action.takes_comm() {
+        return Err(TraceErrorKind::Malformed {
+            action: name.to_string(),
+            expected: "no comm= field: only point-to-point, wait/test and collective actions \
+                       name a communicator"
+                .into(),
+        });
+    }
     Ok(Some(Record {
         rank,
         dialect,
         action,
+        comm,
     }))
 }
 
 struct Fields<'a, I: Iterator<Item = &'a str>> {
     name: &'a str,
     it: I,
+    /// World size: bound of peers and roots.
     n: u32,
+    /// Entries of per-peer count vectors: the communicator's size.
+    vector_len: u32,
     dialect: Dialect,
 }
 
@@ -201,8 +256,13 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
     }
 
     fn counts(&mut self, what: &str) -> Result<Vec<u64>, TraceErrorKind> {
-        (0..self.n)
-            .map(|i| self.count(&format!("{what}[{i}] (one per rank, {} ranks)", self.n)))
+        (0..self.vector_len)
+            .map(|i| {
+                self.count(&format!(
+                    "{what}[{i}] (one per rank, {} ranks)",
+                    self.vector_len
+                ))
+            })
             .collect()
     }
 
@@ -255,6 +315,33 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
             }
             "finalize" => Action::Finalize,
             "comm_size" | "comm_split" | "comm_dup" => return Ok(Action::CommNoop),
+            "comm_def" => {
+                let id = self.int("id")?;
+                let id = match u32::try_from(id) {
+                    Ok(v) if v != WORLD => v,
+                    _ => {
+                        return Err(self.malformed(format!(
+                            "<id> must be a communicator id >= 1 (0 is MPI_COMM_WORLD), found {id}"
+                        )))
+                    }
+                };
+                let size = self.count("size")?;
+                if size == 0 || size > u64::from(self.n) {
+                    return Err(
+                        self.malformed(format!("<size> must be in 1..={}, found {size}", self.n))
+                    );
+                }
+                let world_ranks = (0..size)
+                    .map(|i| self.rank(&format!("w_{i} (world rank of comm rank {i})")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut seen = world_ranks.clone();
+                seen.sort_unstable();
+                if seen.windows(2).any(|w| w[0] == w[1]) {
+                    return Err(self.malformed("distinct world ranks".into()));
+                }
+                self.end("id size w_0 .. w_size-1")?;
+                return Ok(Action::CommDef { id, world_ranks });
+            }
             "location" => {
                 self.next_tok("file")?;
                 self.int("line")?;
@@ -447,7 +534,7 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                 // SimGrid 3.32 GatherVArgParser: N+2 more fields = sdt rdt disps[N];
                 // N more = disps[N]; fewer = [sdt] [rdt].
                 let rest: Vec<&str> = self.it.by_ref().collect();
-                let n = self.n as usize;
+                let n = self.vector_len as usize;
                 let (dts, disps): (&[&str], &[&str]) = if rest.len() == n + 2 {
                     (&rest[..2], &rest[2..])
                 } else if rest.len() == n && n > 2 {
@@ -771,5 +858,71 @@ mod tests {
         assert!(err("0 compute 1e6 7").contains("unexpected extra field '7'"));
         assert!(err("0 compute -5").contains("must be >= 0"));
         assert!(err("0 compute inf").contains("finite"));
+    }
+}
+
+#[cfg(test)]
+mod comm_tests {
+    use super::*;
+
+    fn sizes(c: CommId) -> Option<u32> {
+        (c == 3).then_some(2)
+    }
+
+    #[test]
+    fn comm_def_and_comm_fields() {
+        let r = parse_line("1 comm_def 3 2 2 1", 4).unwrap().unwrap();
+        assert_eq!(
+            r.action,
+            Action::CommDef {
+                id: 3,
+                world_ranks: vec![2, 1]
+            }
+        );
+        assert_eq!(r.comm, WORLD);
+        let r = parse_line_in("1 isend 2 7 10 comm=3", 4, &sizes)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.comm, 3);
+        assert!(matches!(
+            r.action,
+            Action::Send {
+                dst: 2,
+                tag: 7,
+                count: 10,
+                ..
+            }
+        ));
+        // Count vectors have the communicator's size: 2 entries, not 4.
+        let r = parse_line_in("1 gatherv 5 5 6 2 comm=3", 4, &sizes)
+            .unwrap()
+            .unwrap();
+        match r.action {
+            Action::GatherV {
+                recv_counts, root, ..
+            } => {
+                assert_eq!(recv_counts, vec![5, 6]);
+                assert_eq!(root, 2);
+            }
+            other => panic!("{other:?}"),
+        }
+        // comm=0 is the world, vectors have 4 entries.
+        let r = parse_line_in("1 reducescatter 1 1 1 1 8 comm=0", 4, &sizes)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.comm, WORLD);
+    }
+
+    #[test]
+    fn comm_errors_say_what_was_expected() {
+        let e = |l: &str| parse_line_in(l, 4, &sizes).unwrap_err().to_string();
+        assert!(e("1 send 2 0 10 comm=5").contains("comm 5 is not"));
+        assert!(e("1 send 2 0 10 comm=x").contains("communicator id"));
+        assert!(e("1 compute 10 comm=3").contains("no comm= field"));
+        assert!(e("1 comm_def 0 1 1").contains(">= 1"));
+        assert!(e("1 comm_def 2 2 1 1").contains("distinct"));
+        assert!(e("1 comm_def 2 2 1").contains("w_1"));
+        assert!(e("1 comm_def 2 5 0 1 2 3 0").contains("1..=4"));
+        assert!(e("1 gatherv 5 5 5 2 0 6 7 comm=3").contains("extra field"));
     }
 }

@@ -9,9 +9,12 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use crate::action::{Action, Rank};
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::action::{Action, CommId, Rank};
 use crate::error::{TraceError, TraceErrorKind};
-use crate::parse::{fields, parse_line, rank_field};
+use crate::parse::{fields, parse_line_in, rank_field};
+use crate::stream::{ActionStream, Event, TraceSet};
 
 /// Where each rank's actions come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +119,7 @@ impl TraceSource {
             line_no: 0,
             buf: String::new(),
             foreign_lines: 0,
+            comm_sizes: HashMap::default(),
         })
     }
 }
@@ -136,6 +140,8 @@ pub struct RankReader {
     line_no: u64,
     buf: String,
     foreign_lines: u64,
+    /// Size of each communicator this rank defined with `comm_def`.
+    comm_sizes: HashMap<CommId, u32>,
 }
 
 impl RankReader {
@@ -145,6 +151,16 @@ impl RankReader {
     /// # Errors
     /// A read error or a malformed line, located at `file:line`.
     pub fn next_action(&mut self) -> Result<Option<(Action, u64)>, TraceError> {
+        Ok(self.next_event()?.map(|e| (e.action, e.location)))
+    }
+
+    /// Next action with its communicator (see [`ActionStream::next_event`]). A `comm_def` line
+    /// defines its communicator for the lines after it.
+    ///
+    /// # Errors
+    /// A read error, a malformed line, a `comm=` naming an undefined communicator, or a
+    /// communicator id defined twice, located at `file:line`.
+    pub fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
             self.buf.clear();
             let n = self.reader.read_line(&mut self.buf).map_err(|e| {
@@ -162,14 +178,36 @@ impl RankReader {
                     _ => {}
                 }
             }
-            match parse_line(&self.buf, self.nranks) {
+            let sizes = &self.comm_sizes;
+            match parse_line_in(&self.buf, self.nranks, &|c| sizes.get(&c).copied()) {
                 Ok(None) => continue,
                 Ok(Some(rec)) if rec.rank != self.rank => {
                     // SimGrid ignores such a line with a warning; we count them for the caller.
                     self.foreign_lines += 1;
                     continue;
                 }
-                Ok(Some(rec)) => return Ok(Some((rec.action, self.line_no))),
+                Ok(Some(rec)) => {
+                    if let Action::CommDef { id, world_ranks } = &rec.action {
+                        let size = world_ranks.len() as u32;
+                        if self.comm_sizes.insert(*id, size).is_some() {
+                            return Err(TraceError::new(
+                                &self.path,
+                                self.line_no,
+                                TraceErrorKind::Malformed {
+                                    action: "comm_def".into(),
+                                    expected: format!(
+                                        "a communicator id not defined before, {id} already is"
+                                    ),
+                                },
+                            ));
+                        }
+                    }
+                    return Ok(Some(Event {
+                        action: rec.action,
+                        comm: rec.comm,
+                        location: self.line_no,
+                    }));
+                }
                 Err(kind) => return Err(TraceError::new(&self.path, self.line_no, kind)),
             }
         }
@@ -183,5 +221,29 @@ impl RankReader {
     /// Lines of a per-rank file that named another rank and were skipped (SimGrid warns likewise).
     pub fn foreign_lines(&self) -> u64 {
         self.foreign_lines
+    }
+}
+
+impl ActionStream for RankReader {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        RankReader::next_event(self)
+    }
+
+    fn origin(&self) -> &Path {
+        &self.path
+    }
+
+    fn foreign_lines(&self) -> u64 {
+        self.foreign_lines
+    }
+}
+
+impl TraceSet for TraceSource {
+    fn open_stream(&self, rank: Rank, nranks: u32) -> Result<Box<dyn ActionStream>, TraceError> {
+        Ok(Box::new(self.open_rank(rank, nranks)?))
+    }
+
+    fn ranks(&self) -> Option<usize> {
+        self.rank_count()
     }
 }

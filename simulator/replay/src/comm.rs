@@ -1,0 +1,150 @@
+//! Communicators of a replay: world and the sub-communicators ranks define with `comm_def`.
+//!
+//! Each rank names communicators by its own ids (trace extension, README "Communicators"); a
+//! communicator's identity across ranks is its ordered member list plus how many communicators
+//! with that same list the rank defined before (two `MPI_Comm_dup`s of one communicator are
+//! distinct), which every member sees in the same order since creation is collective.
+//! Messages match only within a communicator: the matching tag carries the communicator's
+//! global index in its high 32 bits.
+
+use rustc_hash::FxHashMap as HashMap;
+use timeless_trace::{CommId, Rank, WORLD};
+
+/// Matching tag: global communicator index (high 32 bits) and MPI tag (low 32 bits).
+pub type Tag = i64;
+
+/// Index of a communicator in [`Comms`]; 0 is `MPI_COMM_WORLD`.
+pub type GlobalComm = u32;
+
+/// The matching tag of MPI tag `tag` on communicator `comm`.
+pub fn tag_in(comm: GlobalComm, tag: i32) -> Tag {
+    (i64::from(comm) << 32) | i64::from(tag as u32)
+}
+
+/// The MPI tag of a matching tag.
+pub fn mpi_tag(t: Tag) -> i32 {
+    t as u32 as i32
+}
+
+/// The communicator of a matching tag.
+pub fn comm_of(t: Tag) -> GlobalComm {
+    (t >> 32) as GlobalComm
+}
+
+#[derive(Debug, Default)]
+struct RankComms {
+    /// The rank's ids → global index.
+    local: HashMap<CommId, GlobalComm>,
+    /// How many communicators with each member list the rank defined.
+    seen: HashMap<Vec<Rank>, u32>,
+}
+
+/// Every communicator of a replay.
+#[derive(Debug)]
+pub struct Comms {
+    members: Vec<Vec<Rank>>,
+    index: HashMap<(Vec<Rank>, u32), GlobalComm>,
+    ranks: Vec<RankComms>,
+}
+
+impl Comms {
+    /// World of `n` ranks, no sub-communicator yet.
+    pub fn new(n: u32) -> Self {
+        Comms {
+            members: vec![(0..n).collect()],
+            index: HashMap::default(),
+            ranks: (0..n).map(|_| RankComms::default()).collect(),
+        }
+    }
+
+    /// Rank `rank` defines its communicator `id` with these members (comm rank order).
+    ///
+    /// # Errors
+    /// `rank` is not a member, or `id` is 0 or already defined by the rank.
+    pub fn define(&mut self, rank: Rank, id: CommId, world_ranks: &[Rank]) -> Result<(), String> {
+        if id == WORLD {
+            return Err("communicator id 0 is MPI_COMM_WORLD and cannot be defined".into());
+        }
+        if !world_ranks.contains(&rank) {
+            return Err(format!(
+                "rank {rank} defines communicator {id} without being one of its members {world_ranks:?}"
+            ));
+        }
+        let rc = &mut self.ranks[rank as usize];
+        if rc.local.contains_key(&id) {
+            return Err(format!("communicator {id} is defined twice"));
+        }
+        let seen = rc.seen.entry(world_ranks.to_vec()).or_insert(0);
+        let key = (world_ranks.to_vec(), *seen);
+        *seen += 1;
+        let next = self.members.len() as GlobalComm;
+        let g = *self.index.entry(key).or_insert(next);
+        if g == next {
+            self.members.push(world_ranks.to_vec());
+        }
+        self.ranks[rank as usize].local.insert(id, g);
+        Ok(())
+    }
+
+    /// Global index of rank `rank`'s communicator `id`.
+    pub fn resolve(&self, rank: Rank, id: CommId) -> Option<GlobalComm> {
+        if id == WORLD {
+            return Some(0);
+        }
+        self.ranks[rank as usize].local.get(&id).copied()
+    }
+
+    /// Members of a communicator, world ranks in comm-rank order.
+    pub fn members(&self, g: GlobalComm) -> &[Rank] {
+        &self.members[g as usize]
+    }
+
+    /// Comm rank of world rank `w` in `g`, if a member.
+    pub fn comm_rank(&self, g: GlobalComm, w: Rank) -> Option<u32> {
+        if g == 0 {
+            return (w < self.members[0].len() as u32).then_some(w);
+        }
+        self.members[g as usize]
+            .iter()
+            .position(|&m| m == w)
+            .map(|p| p as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_round_trip_and_separate_communicators() {
+        for &t in &[0, 7, -1, -17, i32::MAX, i32::MIN] {
+            for &c in &[0u32, 1, 5] {
+                assert_eq!(mpi_tag(tag_in(c, t)), t);
+                assert_eq!(comm_of(tag_in(c, t)), c);
+            }
+        }
+        assert_ne!(tag_in(0, 3), tag_in(1, 3));
+    }
+
+    #[test]
+    fn identity_is_member_list_and_occurrence() {
+        let mut c = Comms::new(4);
+        // Ranks 0 and 2 split into {0,2}; they use different local ids.
+        c.define(0, 1, &[0, 2]).unwrap();
+        c.define(2, 5, &[0, 2]).unwrap();
+        // A dup of the same group is a different communicator.
+        c.define(0, 2, &[0, 2]).unwrap();
+        c.define(2, 6, &[0, 2]).unwrap();
+        assert_eq!(c.resolve(0, 1), c.resolve(2, 5));
+        assert_eq!(c.resolve(0, 2), c.resolve(2, 6));
+        assert_ne!(c.resolve(0, 1), c.resolve(0, 2));
+        assert_eq!(c.resolve(1, 1), None);
+        assert_eq!(c.resolve(3, 0), Some(0));
+        let g = c.resolve(2, 5).unwrap();
+        assert_eq!(c.members(g), &[0, 2]);
+        assert_eq!(c.comm_rank(g, 2), Some(1));
+        assert_eq!(c.comm_rank(g, 1), None);
+        assert!(c.define(1, 1, &[0, 2]).is_err(), "not a member");
+        assert!(c.define(0, 1, &[0, 2]).is_err(), "defined twice");
+    }
+}

@@ -1,0 +1,52 @@
+//! Per-rank action streams, whatever stores them.
+//!
+//! The replay consumes each rank's actions one at a time through [`ActionStream`] and opens the
+//! ranks of a trace through [`TraceSet`], so a text trace ([`crate::TraceSource`]), a compressed
+//! grammar or an adapter that rewrites actions on the fly (overhead compensation) all replay the
+//! same way, streamed, never materialised.
+
+use std::path::Path;
+
+use crate::action::{Action, CommId, Rank};
+use crate::error::TraceError;
+
+/// One action of a rank, with the communicator it names and where it was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// The action.
+    pub action: Action,
+    /// Its communicator: [`crate::action::WORLD`] unless the action carries `comm=<id>`.
+    pub comm: CommId,
+    /// Where it was read, for messages: the 1-based line of a text trace, the 1-based action
+    /// index of a compressed one.
+    pub location: u64,
+}
+
+/// A rank's actions in trace order.
+pub trait ActionStream {
+    /// The next action, or `None` at the end of the rank's trace.
+    ///
+    /// # Errors
+    /// A read error or malformed input, located at [`ActionStream::origin`]:`location`.
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError>;
+
+    /// The file the actions come from, for messages.
+    fn origin(&self) -> &Path;
+
+    /// Lines skipped because they named another rank (per-rank text files only).
+    fn foreign_lines(&self) -> u64 {
+        0
+    }
+}
+
+/// A trace: one [`ActionStream`] per rank.
+pub trait TraceSet {
+    /// Opens rank `rank`'s stream in a world of `nranks` ranks.
+    ///
+    /// # Errors
+    /// The trace has no actions for `rank`, or its storage cannot be read.
+    fn open_stream(&self, rank: Rank, nranks: u32) -> Result<Box<dyn ActionStream>, TraceError>;
+
+    /// Number of ranks the trace holds, when it says (`None` for a shared text file).
+    fn ranks(&self) -> Option<usize>;
+}
