@@ -11,9 +11,11 @@
 //! points into K contiguous runs; run k is fitted by `t = a_k + b_k · x`.
 //!
 //! # Criterion
-//! Relative least squares: each run minimises `Σ ((a + b·x_i − t_i) / t_i)²`, i.e. weighted least
-//! squares with weights `1/t_i²`. Ping-pong times span four decades (µs to ms); with plain
-//! least squares the largest sizes would decide everything. Lines are constrained to `a ≥ 0` and
+//! Relative least squares: each run minimises `Σ w_i (a + b·x_i − t_i)²` with `w_i = 1/s_i²`,
+//! `s_i` the local level of the times (median of point i and its two neighbours in size order).
+//! Ping-pong times span four decades (µs to ms); with plain least squares the largest sizes
+//! would decide everything. Weighting by a point's own time `1/t_i²` would be plain relative
+//! error, but a single lucky low sample then outweighs its neighbours many times over. Lines are constrained to `a ≥ 0` and
 //! `b ≥ 0` (a negative latency or bandwidth cannot be written as a SimGrid factor): when the free
 //! optimum violates one, the best line on the boundary (`a = 0` or `b = 0`) is taken.
 //!
@@ -102,25 +104,40 @@ struct Line {
     cost: f64,
 }
 
-fn weight(t: f64) -> f64 {
-    1.0 / t.abs().max(1e-15).powi(2)
+/// Relative weights `1 / s_i²`, where `s_i` is the median of the times of point i and its two
+/// neighbours in size order (the mean of the two at either end). Weighting by a point's own time
+/// would give a low outlier (a lucky sample) a huge weight; its neighbours' level does not.
+fn relative_weights(times: &[f64]) -> Vec<f64> {
+    let n = times.len();
+    (0..n)
+        .map(|i| {
+            let s = if n == 1 {
+                times[0]
+            } else if i == 0 || i == n - 1 {
+                let j = if i == 0 { 1 } else { n - 2 };
+                (times[i] + times[j]) / 2.0
+            } else {
+                let mut w = [times[i - 1], times[i], times[i + 1]];
+                w.sort_by(f64::total_cmp);
+                w[1]
+            };
+            1.0 / s.abs().max(1e-15).powi(2)
+        })
+        .collect()
 }
 
 /// Constrained relative least-squares line through `pts` (x, t); see the module docs.
-fn fit_line(pts: &[(f64, f64)]) -> Line {
+fn fit_line(pts: &[(f64, f64, f64)]) -> Line {
     let cost = |a: f64, b: f64| -> f64 {
         pts.iter()
-            .map(|&(x, t)| weight(t) * (a + b * x - t).powi(2))
+            .map(|&(x, t, w)| w * (a + b * x - t).powi(2))
             .sum()
     };
-    let sw: f64 = pts.iter().map(|&(_, t)| weight(t)).sum();
-    let mx = pts.iter().map(|&(x, t)| weight(t) * x).sum::<f64>() / sw;
-    let my = pts.iter().map(|&(_, t)| weight(t) * t).sum::<f64>() / sw;
-    let sxx: f64 = pts.iter().map(|&(x, t)| weight(t) * (x - mx).powi(2)).sum();
-    let sxy: f64 = pts
-        .iter()
-        .map(|&(x, t)| weight(t) * (x - mx) * (t - my))
-        .sum();
+    let sw: f64 = pts.iter().map(|p| p.2).sum();
+    let mx = pts.iter().map(|&(x, _, w)| w * x).sum::<f64>() / sw;
+    let my = pts.iter().map(|&(_, t, w)| w * t).sum::<f64>() / sw;
+    let sxx: f64 = pts.iter().map(|&(x, _, w)| w * (x - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|&(x, t, w)| w * (x - mx) * (t - my)).sum();
     if sxx > 0.0 {
         let b = sxy / sxx;
         let a = my - b * mx;
@@ -138,9 +155,9 @@ fn fit_line(pts: &[(f64, f64)]) -> Line {
         b: 0.0,
         cost: cost(my.max(0.0), 0.0),
     };
-    let swxx: f64 = pts.iter().map(|&(x, t)| weight(t) * x * x).sum();
+    let swxx: f64 = pts.iter().map(|&(x, _, w)| w * x * x).sum();
     if swxx > 0.0 {
-        let b = pts.iter().map(|&(x, t)| weight(t) * x * t).sum::<f64>() / swxx;
+        let b = pts.iter().map(|&(x, t, w)| w * x * t).sum::<f64>() / swxx;
         if b >= 0.0 {
             let c = cost(0.0, b);
             if c < best.cost {
@@ -190,9 +207,11 @@ pub fn fit_piecewise(
             needed,
         });
     }
-    let xy: Vec<(f64, f64)> = sorted
+    let times: Vec<f64> = sorted.iter().map(|p| p.1).collect();
+    let xy: Vec<(f64, f64, f64)> = sorted
         .iter()
-        .map(|&(s, t)| (s as f64 + opts.offset_bytes, t))
+        .zip(relative_weights(&times))
+        .map(|(&(s, t), w)| (s as f64 + opts.offset_bytes, t, w))
         .collect();
     // A run i..=j is admissible if long enough and no forced break lies in (size_i, size_j].
     let admissible = |i: usize, j: usize| {
@@ -277,10 +296,17 @@ pub fn fit_range(
     last: u64,
     offset_bytes: f64,
 ) -> Option<(f64, f64)> {
-    let xy: Vec<(f64, f64)> = points
+    let mut in_range: Vec<(u64, f64)> = points
         .iter()
+        .copied()
         .filter(|p| p.0 >= first && p.0 <= last)
-        .map(|&(s, t)| (s as f64 + offset_bytes, t))
+        .collect();
+    in_range.sort_by_key(|p| p.0);
+    let times: Vec<f64> = in_range.iter().map(|p| p.1).collect();
+    let xy: Vec<(f64, f64, f64)> = in_range
+        .iter()
+        .zip(relative_weights(&times))
+        .map(|(&(s, t), w)| (s as f64 + offset_bytes, t, w))
         .collect();
     match xy.len() {
         0 => None,
@@ -356,25 +382,37 @@ mod tests {
         assert!(close(fit.segments[0].slope_secs_per_byte, 1e-9, 1e-9));
     }
 
-    /// Relative least squares by hand: points (1, 1), (2, 1), (3, 4), weights 1/t² = 1, 1, 1/16.
-    /// Σw = 2.0625, Σwx = 3.1875, Σwt = 2.25, Σwx² = 5.5625, Σwxt = 3.75. Normal equations:
-    /// 2.0625a + 3.1875b = 2.25 and 3.1875a + 5.5625b = 3.75; determinant 1.3125;
-    /// a = (2.25·5.5625 − 3.1875·3.75)/1.3125 = 0.5625/1.3125 = 3/7, and
-    /// b = (2.0625·3.75 − 3.1875·2.25)/1.3125 = 3/7.
+    /// By hand. Points (1, 2), (2, 2), (3, 3), (4, 4): local levels s = 2 (mean of 2, 2), 2
+    /// (median of 2, 2, 3), 3 (median of 2, 3, 4), 3.5 (mean of 3, 4); weights 1/4, 1/4, 1/9,
+    /// 4/49. Σw = 611/882, Σwx = 829/588, Σwt = 244/147, Σwx² = 697/196, Σwxt = 373/98;
+    /// determinant Σw·Σwx² − (Σwx)² = 373/784;
+    /// a = (Σwt·Σwx² − Σwx·Σwxt)/det = 1262/1119, b = (Σw·Σwxt − Σwx·Σwt)/det = 2092/3357.
     #[test]
     fn relative_weights_by_hand() {
-        let (a, b) = fit_range(&[(1, 1.0), (2, 1.0), (3, 4.0)], 0, 10, 0.0).unwrap();
-        assert!(close(a, 3.0 / 7.0, 1e-12), "{a}");
-        assert!(close(b, 3.0 / 7.0, 1e-12), "{b}");
+        let (a, b) = fit_range(&[(1, 2.0), (2, 2.0), (3, 3.0), (4, 4.0)], 0, 10, 0.0).unwrap();
+        assert!(close(a, 1262.0 / 1119.0, 1e-12), "{a}");
+        assert!(close(b, 2092.0 / 3357.0, 1e-12), "{b}");
     }
 
-    /// A decreasing run cannot have a negative slope: the flat line through the weighted mean
-    /// wins. Points (1, 2), (2, 1): weights 1/4, 1; weighted mean = (0.5 + 1)/1.25 = 1.2.
+    /// A low outlier does not dominate. Points (1, 1), (2, 1), (3, 4): levels 1, 1, 2.5, weights
+    /// 1, 1, 4/25; the free optimum has a = −1/15 < 0, so the constrained line through the
+    /// origin wins: b = Σwxt/Σwx² = (123/25)/(161/25) = 123/161 (cost 0.80 against 1.33 for the
+    /// flat line a = Σwt/Σw = 11/9).
+    #[test]
+    fn negative_intercept_is_clamped() {
+        let (a, b) = fit_range(&[(1, 1.0), (2, 1.0), (3, 4.0)], 0, 10, 0.0).unwrap();
+        assert_eq!(a, 0.0);
+        assert!(close(b, 123.0 / 161.0, 1e-12), "{b}");
+    }
+
+    /// A decreasing run cannot have a negative slope. Points (1, 2), (2, 1): both levels are 1.5,
+    /// equal weights; the flat line a = 1.5 (cost 0.5/2.25) beats the line through the origin
+    /// b = 4/5 (cost 1.8/2.25).
     #[test]
     fn negative_slope_is_clamped() {
         let (a, b) = fit_range(&[(1, 2.0), (2, 1.0)], 0, 10, 0.0).unwrap();
         assert_eq!(b, 0.0);
-        assert!(close(a, 1.2, 1e-12), "{a}");
+        assert!(close(a, 1.5, 1e-12), "{a}");
     }
 
     #[test]

@@ -41,8 +41,9 @@ pub struct NetworkOptions {
     /// Route latency written in the platform, seconds; default: the first segment's intercept
     /// (the one-way time of an empty message), rounded to 4 significant digits.
     pub latency_secs: Option<f64>,
-    /// Route bandwidth written in the platform, bytes/s; default: the last segment's asymptotic
-    /// bandwidth times the cross-traffic weight, rounded to 4 significant digits.
+    /// Route bandwidth written in the platform, bytes/s; default: the highest segment bandwidth
+    /// (1 / smallest slope) times the cross-traffic weight, rounded to 4 significant digits, so
+    /// that every bandwidth factor is at most 1, as in SimGrid's defaults.
     pub bandwidth_bytes_per_sec: Option<f64>,
     /// Cross-traffic weight of the written link ([`SHARED_LINK_WEIGHT`] for the SHARED link
     /// [`crate::platform_xml`] writes).
@@ -243,8 +244,13 @@ pub fn calibrate_network(
         round_sig(if a > 0.0 { a } else { one_way[0].1 }, 4)
     });
     let bandwidth_bytes_per_sec = opts.bandwidth_bytes_per_sec.unwrap_or_else(|| {
-        let b = fit.segments.last().expect("K >= 1").slope_secs_per_byte;
-        round_sig(opts.crosstraffic_weight / b.max(1e-15), 4)
+        let b = fit
+            .segments
+            .iter()
+            .map(|s| s.slope_secs_per_byte)
+            .filter(|&b| b > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        round_sig(opts.crosstraffic_weight / b.clamp(1e-15, 1.0), 4)
     });
     let link = LinkSpec {
         latency_secs,

@@ -171,7 +171,7 @@ fn written_model_reproduces_the_measurements() {
     .unwrap();
     let cal = calibrate_network(&measurements(&rtt), &NetworkOptions::default()).unwrap();
     // Derived link: latency = first intercept = 1.5 × 50 µs; bandwidth = 1.05 / last slope =
-    // 0.96 × 125e6 = 120e6, both rounded to 4 digits.
+    // 0.96 × 125e6 = 120e6 (the fastest segment), both rounded to 4 digits.
     assert!(within(cal.link.latency_secs, 75e-6, 1e-9), "{:?}", cal.link);
     assert_eq!(cal.link.bandwidth_bytes_per_sec, 120e6, "{:?}", cal.link);
 

@@ -7,7 +7,7 @@
 
 mod compute;
 mod network;
-mod plot;
+pub mod plot;
 
 use clap::{Args, Subcommand};
 

@@ -201,6 +201,8 @@ fn trace_and_simulate(program: &str, args: &[&str], result: &str) -> PathBuf {
         platform.to_str().unwrap(),
         "--format",
         "json",
+        // As recorded, like `smpirun -replay` (no overhead compensation).
+        "--no-compensation",
     ]);
     let (so, se) = text(&sim);
     let uses_comms = (0..4).any(|r| {

@@ -28,6 +28,7 @@ use timeless_trace::Datatype;
 
 use crate::clock::thread_cpu_secs;
 use crate::mpi::{self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Request, MPI_Status};
+use crate::stamps::Stamped;
 use crate::writer::{HoleId, Writer};
 
 /// An internal failure: tracing stops, the program does not.
@@ -360,6 +361,8 @@ pub struct Tracer {
     messages: HashMap<u64, Matched>,
     records: u64,
     closed: bool,
+    /// The timestamped copy of the records (`TIMELESS_TIMESTAMPS`, see `stamps`).
+    stamped: Option<Stamped>,
 }
 
 // SAFETY: the tracer holds MPI handles (plain identifiers, pointers under Open MPI) and raw
@@ -391,7 +394,29 @@ impl Tracer {
             messages: HashMap::new(),
             records: 0,
             closed: false,
+            stamped: None,
         }
+    }
+
+    /// Also writes every record, timestamped, to `stamped`.
+    pub fn set_stamped(&mut self, stamped: Stamped) {
+        self.stamped = Some(stamped);
+    }
+
+    /// The call whose records follow ran from `enter` to `exit` (wall seconds).
+    pub fn set_call(&mut self, enter: f64, exit: f64) {
+        if let Some(s) = &mut self.stamped {
+            s.set_call(enter, exit);
+        }
+    }
+
+    /// Writes a record to the timestamped file only (what the TI trace keeps as a comment).
+    pub fn stamped_only(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        let rank = self.rank;
+        if let Some(s) = &mut self.stamped {
+            s.line(rank, args)?;
+        }
+        Ok(())
     }
 
     pub fn rank(&self) -> u32 {
@@ -413,6 +438,12 @@ impl Tracer {
     }
 
     fn action(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        self.stamped_only(args)?;
+        self.untimed_action(args)
+    }
+
+    /// A record of the TI trace only (compute bursts: the gaps of the timestamped file).
+    fn untimed_action(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
         self.records += 1;
         if self.settings.inject_panic_at == Some(self.records) {
             panic!(
@@ -445,7 +476,7 @@ impl Tracer {
             let flops = (self.pending_cpu * self.speed).round();
             self.pending_cpu = 0.0;
             if flops >= 1.0 {
-                self.action(format_args!("compute {}", flops as u64))?;
+                self.untimed_action(format_args!("compute {}", flops as u64))?;
             }
         }
         Ok(())
@@ -470,9 +501,12 @@ impl Tracer {
         if !last.is_empty() {
             self.out.line(format_args!("{last}"))?;
         }
-        self.out.finish(|id| {
-            format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed")
-        })?;
+        let unfilled =
+            |id| format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed");
+        self.out.finish(unfilled)?;
+        if let Some(s) = &mut self.stamped {
+            s.writer().finish(unfilled)?;
+        }
         Ok(())
     }
 
@@ -484,6 +518,9 @@ impl Tracer {
         }
         self.closed = true;
         self.out.write_on_signal(last);
+        if let Some(s) = &self.stamped {
+            s.writer_ref().write_on_signal(last);
+        }
     }
 
     /// After a failure: write what is recorded, with a comment, and stop.
@@ -620,6 +657,11 @@ impl Tracer {
         if let Some(Pending::Recv { hole: Some(h), .. }) = self.pop(req) {
             self.out
                 .fill(h, format_args!("# irecv freed before its source was known"))?;
+            self.fill_stamped(
+                h,
+                false,
+                format_args!("# irecv freed before its source was known"),
+            )?;
         }
         Ok(())
     }
@@ -691,6 +733,7 @@ impl Tracer {
                 if mpi::status_cancelled(status) {
                     if let Some(h) = hole {
                         self.out.fill(h, format_args!("# irecv cancelled"))?;
+                        self.fill_stamped(h, false, format_args!("# irecv cancelled"))?;
                     }
                     return Ok((true, None));
                 }
@@ -707,6 +750,11 @@ impl Tracer {
                     self.out.fill(
                         h,
                         format_args!("{rank} irecv {src} {tag} {count} {dt}{}", CommField(comm)),
+                    )?;
+                    self.fill_stamped(
+                        h,
+                        true,
+                        format_args!("irecv {src} {tag} {count} {dt}{}", CommField(comm)),
                     )?;
                 }
                 Ok((
@@ -727,7 +775,26 @@ impl Tracer {
     pub fn hole(&mut self) -> Result<HoleId, Fail> {
         self.flush_compute()?;
         self.records += 1;
-        Ok(self.out.hole())
+        let h = self.out.hole();
+        if let Some(s) = &mut self.stamped {
+            // Both writers number their holes in creation order.
+            let hs = s.hole();
+            debug_assert_eq!(h, hs);
+        }
+        Ok(h)
+    }
+
+    fn fill_stamped(
+        &mut self,
+        h: HoleId,
+        record: bool,
+        args: fmt::Arguments<'_>,
+    ) -> Result<(), Fail> {
+        let rank = self.rank;
+        if let Some(s) = &mut self.stamped {
+            s.fill(h, rank, record, args)?;
+        }
+        Ok(())
     }
 
     /// Remembers a persistent request created by a successful `*_init` call.

@@ -3,7 +3,8 @@
 //! `MPI_Send`, `MPI_Isend` and `MPI_Recv`, reference §10).
 //!
 //! Run with 2 ranks: `mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES]
-//! [--late-us US] [--out FILE]`. Rank 0 writes CSV `op,size_bytes,time_secs`, one row per timed
+//! [--late-us US] [--out FILE]`, or with `--empty` (any rank count) only `MPI_Init` and
+//! `MPI_Finalize`, the launch baseline of `timeless validate`. Rank 0 writes CSV `op,size_bytes,time_secs`, one row per timed
 //! repetition (the calibration takes medians):
 //! * `pingpong`: round trip `MPI_Send` + `MPI_Recv` against `MPI_Recv` + `MPI_Send`, on rank 0;
 //! * `send`: `MPI_Send` while rank 1 posts its receive `late` later (rendezvous sizes wait for
@@ -18,8 +19,10 @@
 //!
 //! Sizes: 1 B to `--max-size` (16 MiB) at powers of two and their 1.5× midpoints, plus sizes
 //! 64 B either side of the usual eager/rendezvous switches (4, 8, 16, 32, 64, 128 KiB). Each size
-//! gets `--warmup` untimed repetitions first (after 200 untimed 1-byte round trips); large sizes get fewer repetitions (at least 10) so
-//! that no size takes much more than `--reps` × 1 MiB of traffic.
+//! gets `--warmup` untimed repetitions before each batch (after 200 untimed 1-byte round
+//! trips); the sweep over sizes is repeated 5 times, each doing a fifth of the repetitions.
+//! Large sizes get fewer repetitions (at least 10) so that no size takes much more than
+//! `--reps` × 1 MiB of traffic.
 
 use std::io::Write;
 
@@ -31,20 +34,22 @@ struct Options {
     max_size_bytes: usize,
     late_secs: f64,
     out: Option<String>,
+    empty: bool,
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("timeless-pingpong: {msg}\nusage: mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES] [--late-us US] [--out FILE]");
+    eprintln!("timeless-pingpong: {msg}\nusage: mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES] [--late-us US] [--out FILE] | --empty");
     std::process::exit(2);
 }
 
 fn parse_args() -> Options {
     let mut o = Options {
         reps: 30,
-        warmup: 5,
+        warmup: 2,
         max_size_bytes: 16 << 20,
         late_secs: 500e-6,
         out: None,
+        empty: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -64,6 +69,7 @@ fn parse_args() -> Options {
             "--max-size" => o.max_size_bytes = num("--max-size", value("--max-size")) as usize,
             "--late-us" => o.late_secs = num("--late-us", value("--late-us")) * 1e-6,
             "--out" => o.out = Some(value("--out")),
+            "--empty" => o.empty = true,
             "-h" | "--help" => usage("help"),
             other => usage(&format!("unknown argument '{other}'")),
         }
@@ -94,6 +100,9 @@ fn sizes(max_bytes: usize) -> Vec<usize> {
     v
 }
 
+/// Sweeps over all sizes; each does 1/ROUNDS of every size's repetitions.
+const ROUNDS: usize = 5;
+
 /// Calls per burst in the per-call cost tests.
 const BURST: usize = 8;
 
@@ -108,6 +117,10 @@ fn main() {
     let opts = parse_args();
     let universe = mpi::initialize().unwrap_or_else(|| usage("MPI is already initialised"));
     let world = universe.world();
+    if opts.empty {
+        // MPI_Init and MPI_Finalize only: the launch cost `timeless validate` subtracts.
+        return;
+    }
     let rank = world.rank();
     if world.size() != 2 {
         if rank == 0 {
@@ -133,9 +146,17 @@ fn main() {
             peer.send(&buf[..1]);
         }
     }
-    for (i, &size) in sizes.iter().enumerate() {
+    // The sweep over sizes is repeated ROUNDS times, each round doing a share of the
+    // repetitions: a burst of load from other processes then spreads over many sizes instead of
+    // spoiling every sample of one size.
+    let steps = ROUNDS * sizes.len();
+    for (step, (round, &size)) in (0..ROUNDS)
+        .flat_map(|r| sizes.iter().map(move |s| (r, s)))
+        .enumerate()
+    {
         let msg = &mut buf[..size];
-        let reps = opts.reps.min(((opts.reps << 20) / size.max(1)).max(10));
+        let total = opts.reps.min(((opts.reps << 20) / size.max(1)).max(10));
+        let reps = total / ROUNDS + usize::from(round < total % ROUNDS);
         // Ping-pong.
         for r in 0..opts.warmup + reps {
             let t0 = mpi::time();
@@ -223,9 +244,9 @@ fn main() {
                 rows.push(("recv_burst", size, pair[1]));
             }
             eprint!(
-                "\rtimeless-pingpong: {}/{} sizes ({size} B)    ",
-                i + 1,
-                sizes.len()
+                "\rtimeless-pingpong: {}/{steps} steps (round {}, {size} B)    ",
+                step + 1,
+                round + 1
             );
         }
     }

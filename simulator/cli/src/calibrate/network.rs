@@ -176,7 +176,7 @@ fn run_bench(
     let bar = ProgressBar::new(1);
     bar.set_style(
         ProgressStyle::with_template(
-            "{spinner} ping-pong {bar:30} {pos}/{len} sizes {elapsed} {msg}",
+            "{spinner} ping-pong benchmark {bar:30} {pos}/{len} steps {elapsed}",
         )
         .expect("valid template"),
     );
@@ -282,7 +282,23 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
         monotonic_tolerance: args.monotonic_tolerance,
         ..NetworkOptions::default()
     };
-    let cal = calibrate_network(&m, &opts).map_err(input_err)?;
+    let cal = match calibrate_network(&m, &opts) {
+        Ok(c) => c,
+        Err(e) if args.from_skampi.is_none() && args.from_csv.is_none() => {
+            // Keep the measurements of a (long) benchmark run for inspection or a re-fit.
+            let kept =
+                std::env::temp_dir().join(format!("timeless-pingpong-{}.csv", std::process::id()));
+            let note = match std::fs::write(&kept, m.to_csv()) {
+                Ok(()) => format!(
+                    "; the measurements are kept in {} (re-fit with --from-csv)",
+                    kept.display()
+                ),
+                Err(_) => String::new(),
+            };
+            return Err(Failure::Other(anyhow!("{e}{note}")));
+        }
+        Err(e) => return Err(input_err(e)),
+    };
 
     let speed = match args.speed {
         Some(s) => s,

@@ -1,6 +1,7 @@
 //! Point-to-point calls: sends, receives, send-receives, probes.
 
 use super::*;
+use crate::tracer::CommField;
 
 /// Writes `<keyword> dst tag count dt` for a send on `comm`; returns the destination's world
 /// rank, `None` for `MPI_PROC_NULL` (nothing is written).
@@ -384,6 +385,11 @@ fn probe(
 ) -> Result<(), Fail> {
     if let Some((s, g)) = matched(t, comm, source, tag, status(st))? {
         t.note(format_args!("{keyword} {s} {g}"))?;
+        if keyword == "probe" {
+            // A blocking probe waits for its message: a dependency in the timestamped file.
+            let field = t.comm_field(comm)?;
+            t.stamped_only(format_args!("probe {s} {g}{}", CommField(field)))?;
+        }
     }
     Ok(())
 }
