@@ -4,10 +4,13 @@
 //! Exit codes: 0 success, 2 bad input (trace, platform, deployment, configuration), 3 the replay
 //! deadlocked, 1 anything else (I/O on output files).
 
+mod calibrate;
+mod compress;
 mod compensate;
 mod output;
 mod simulate;
 mod trace;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -29,6 +32,16 @@ enum Command {
     Compensate(compensate::CompensateArgs),
     /// Run an MPI program under the tracer: `timeless trace -n 4 -- ./app args`.
     Trace(trace::TraceArgs),
+    /// Measure this machine (ping-pong, reference kernel) and write a calibrated platform.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Compress a TI trace into one file (call signature table + grammars merged across ranks).
+    Compress(compress::CompressArgs),
+    /// Expand a compressed trace back into per-rank TI text files and a list file.
+    Decompress(compress::DecompressArgs),
+    /// Print the sizes of a compressed trace (ranks, actions, terminals, rules, bytes per part).
+    Stats(compress::StatsArgs),
+    /// Predicted vs measured run time of an MPI program: `timeless validate -n 2,4 -- ./app`.
+    Validate(validate::ValidateArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -48,6 +61,11 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::run(args),
         Command::Compensate(args) => compensate::run(args),
         Command::Trace(args) => trace::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
+        Command::Compress(args) => compress::run_compress(args),
+        Command::Decompress(args) => compress::run_decompress(args),
+        Command::Stats(args) => compress::run_stats(args),
+        Command::Validate(args) => validate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

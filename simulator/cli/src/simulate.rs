@@ -6,7 +6,7 @@ use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
 use timeless_platform::{deployment, Platform, PlatformOptions};
 use timeless_replay::{KeyEffect, ReplayConfig, ReplayError, Simulation};
-use timeless_trace::TraceSource;
+use timeless_trace::{TraceSet, TraceSource};
 
 use crate::output::{self, Progress, Timeline};
 use crate::Failure;
@@ -125,12 +125,10 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     }
 
     let traces = match &args.trace {
-        Some(t) => Some(input(TraceSource::open(t))?),
+        Some(t) => Some(open_traces(t)?),
         None => None,
     };
-    let np = args
-        .np
-        .or_else(|| traces.as_ref().and_then(TraceSource::rank_count));
+    let np = args.np.or_else(|| traces.as_ref().and_then(|t| t.ranks()));
     let dep = match (&args.deployment, &args.hostfile) {
         (Some(d), _) => input(deployment::from_file(d, &platform))?,
         (None, Some(h)) => input(deployment::from_hostfile(h, &platform, np))?,
@@ -174,10 +172,10 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            TraceSource::PerRank(files)
+            Box::new(TraceSource::PerRank(files))
         }
     };
-    if let Some(k) = traces.rank_count() {
+    if let Some(k) = traces.ranks() {
         if k < placement.len() {
             return Err(Failure::Input(anyhow!(
                 "{} ranks are deployed but the trace list names only {k} files",
@@ -186,6 +184,7 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         }
     }
 
+    let mut sim = input(Simulation::new(&platform, &placement, &*traces, cfg))?;
     let meta = match args.no_compensation {
         true => None,
         false => Some(crate::compensate::find_meta(
@@ -240,6 +239,30 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         .write_all(out.as_bytes())
         .map_err(|e| Failure::Other(e.into()))?;
     Ok(())
+}
+
+/// Opens a trace argument: a compressed trace (recognised by its magic number) or a TI text
+/// trace (list file or shared file).
+fn open_traces(path: &Path) -> Result<Box<dyn TraceSet>, Failure> {
+    let mut head = [0u8; 8];
+    let n = {
+        use std::io::Read;
+        let mut f = input(
+            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display())),
+        )?;
+        input(
+            f.read(&mut head)
+                .with_context(|| format!("cannot read {}", path.display())),
+        )?
+    };
+    if timeless_grammar::format::is_compressed(&head[..n]) {
+        let (trace, _) = crate::compress::load(path)?;
+        return Ok(Box::new(timeless_grammar::CompressedTraceSet::new(
+            trace,
+            path.to_path_buf(),
+        )));
+    }
+    Ok(Box::new(input(TraceSource::open(path))?))
 }
 
 fn apply(cfg: &mut ReplayConfig, item: &str) -> Result<(), String> {

@@ -90,7 +90,10 @@ impl Mode {
             Mode::Folding {
                 ranks_per_core,
                 cores,
-            } => format!("folding: {np} ranks on {cores} cores ({ranks_per_core} ranks per core)"),
+            } => format!(
+                "folding: {np} ranks on {cores} core{} ({ranks_per_core} ranks per core)",
+                if *cores == 1 { "" } else { "s" }
+            ),
             Mode::Scattered { hostfile } => {
                 format!(
                     "scattered: {np} ranks over the hosts of {}",

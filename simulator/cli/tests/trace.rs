@@ -5,8 +5,9 @@
 //! both simulated times must agree to 1e-6 relative.
 //!
 //! Needs `mpicc`, `mpif90` and `mpirun`; skipped with a notice when `mpicc` is absent. The
-//! tracer library is the one `cargo test --workspace` builds; `cargo test -p timeless` builds
-//! it with `cargo build -p timeless-preload` first.
+//! tracer library is the one `cargo test --workspace` builds; when it is absent (`cargo test -p
+//! timeless` on a fresh target directory) it is built with `cargo build -p timeless-preload`
+//! into a target directory of its own (the main one is locked by the running `cargo test`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -31,23 +32,33 @@ fn have_mpi() -> bool {
     ok
 }
 
+/// The tracer library built by this test when the target directory has none.
+static PRELOAD: OnceLock<Option<PathBuf>> = OnceLock::new();
+
 /// Builds the programs (once) and makes sure the tracer library exists.
 fn programs() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let exe = PathBuf::from(env!("CARGO_BIN_EXE_timeless"));
         let profile_dir = exe.parent().expect("target/<profile>");
-        if !profile_dir.join("libtimeless_preload.so").exists()
-            && std::env::var_os("TIMELESS_PRELOAD").is_none()
-        {
-            let mut build = Command::new(env!("CARGO"));
-            build.args(["build", "-p", "timeless-preload"]);
-            if profile_dir.file_name().is_some_and(|n| n == "release") {
-                build.arg("--release");
+        let lib = "libtimeless_preload.so";
+        let present = profile_dir.join(lib).exists()
+            || profile_dir.join("deps").join(lib).exists()
+            || std::env::var_os("TIMELESS_PRELOAD").is_some();
+        PRELOAD.get_or_init(|| {
+            if present {
+                return None;
             }
-            let st = build.status().expect("cargo build -p timeless-preload");
+            let target = tmp().join("preload-target");
+            let st = Command::new(env!("CARGO"))
+                .current_dir(root())
+                .args(["build", "-p", "timeless-preload", "--target-dir"])
+                .arg(&target)
+                .status()
+                .expect("cargo build -p timeless-preload");
             assert!(st.success(), "building the tracer library failed");
-        }
+            Some(target.join("debug").join(lib))
+        });
         let build = tmp().join("programs");
         let out = Command::new("make")
             .arg("-C")
@@ -73,8 +84,11 @@ fn text(o: &Output) -> (String, String) {
 }
 
 fn timeless(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_timeless"))
-        .current_dir(root())
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_timeless"));
+    if let Some(Some(lib)) = PRELOAD.get() {
+        cmd.env("TIMELESS_PRELOAD", lib);
+    }
+    cmd.current_dir(root())
         .args(args)
         .output()
         .expect("run timeless")
@@ -285,6 +299,65 @@ fn commsplit() {
             "commsplit: 4 ranks on a 2x2 grid, 2 rounds",
         );
     }
+}
+
+#[test]
+fn persistent() {
+    if have_mpi() {
+        trace_and_simulate(
+            "persistent",
+            &[],
+            "persistent: 4 ranks, 5 iterations, total",
+        );
+    }
+}
+
+#[test]
+fn tracing_control() {
+    if have_mpi() {
+        trace_and_simulate("tracing_control", &[], "tracing_control: 4 ranks, checksum");
+    }
+}
+
+#[test]
+fn fortran_control() {
+    if have_mpi() {
+        trace_and_simulate("fortran_control", &[], "fortran_control: 4 ranks, checksum");
+    }
+}
+
+#[test]
+fn folding_confines_the_ranks_to_the_cores_it_names() {
+    if !have_mpi() {
+        return;
+    }
+    let exe = programs().join("ring");
+    let dir = tmp().join("folded");
+    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let out = timeless(&[
+        "trace",
+        "-n",
+        "2",
+        "--fold",
+        "2",
+        "-o",
+        dir.to_str().unwrap(),
+        "--",
+        exe.to_str().unwrap(),
+        "2",
+        "1000",
+        "1000",
+    ]);
+    let (o, e) = text(&out);
+    assert!(out.status.success(), "{o}{e}");
+    assert!(o.contains("Traced 2 ranks"), "{o}");
+    let meta = std::fs::read_to_string(dir.join("trace-meta.json")).unwrap();
+    assert!(
+        meta.contains("\"acquisition_mode\": \"folding: 2 ranks on 1 core (2 ranks per core)\""),
+        "{meta}"
+    );
+    // Each rank saw one allowed CPU (taskset on the launcher, no binding).
+    assert!(meta.contains("\"per_rank_allowed_cpus\": [1, 1]"), "{meta}");
 }
 
 #[test]

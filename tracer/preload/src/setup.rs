@@ -38,6 +38,8 @@ struct RankInfo {
     granularity_secs: f64,
     kernel_cpu_secs: f64,
     cpus: i32,
+    /// CPUs this rank may run on (its affinity mask).
+    allowed_cpus: i32,
     ok: i32,
     host: [u8; HOST_LEN],
 }
@@ -98,6 +100,7 @@ fn try_start() -> Result<(), Fail> {
         kernel_cpu_secs: cal.kernel_cpu_secs,
         // SAFETY: sysconf has no preconditions.
         cpus: unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as i32,
+        allowed_cpus: allowed_cpus(),
         ok: i32::from(writer.is_ok()),
         host: [0; HOST_LEN],
     };
@@ -189,6 +192,18 @@ fn try_start() -> Result<(), Fail> {
 
 extern "C" fn at_exit_trampoline() {
     runtime::at_exit();
+}
+
+/// Number of CPUs in this thread's affinity mask (0 if unknown).
+fn allowed_cpus() -> i32 {
+    // SAFETY: a zeroed cpu_set_t filled by sched_getaffinity for the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return 0;
+        }
+        libc::CPU_COUNT(&set)
+    }
 }
 
 fn processor_name() -> String {
@@ -311,6 +326,10 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
         ("trace_directory", Json::str(dir.display().to_string())),
         ("hosts", Json::Arr(host_json)),
         ("rank_hosts", Json::Arr(all.iter().map(|i| Json::str(i.host())).collect())),
+        (
+            "per_rank_allowed_cpus",
+            Json::Arr(all.iter().map(|i| Json::Int(i64::from(i.allowed_cpus))).collect()),
+        ),
         ("mpi_library", Json::str(lib)),
         ("mpi_version", Json::str(version)),
         ("acquisition_mode", Json::str(mode)),

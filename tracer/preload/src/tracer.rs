@@ -203,6 +203,37 @@ pub enum Pending {
     Collective,
 }
 
+/// A persistent request (`MPI_Send_init`, `MPI_Recv_init`...): what each `MPI_Start` of it
+/// posts, recorded as an `isend` or `irecv`.
+#[derive(Debug, Clone)]
+pub enum Persistent {
+    Send {
+        dst: u32,
+        tag: i32,
+        count: u64,
+        dt: u8,
+        comm: Option<u32>,
+    },
+    Recv {
+        src: Option<u32>,
+        tag: Option<i32>,
+        peers: Arc<[u32]>,
+        count: u64,
+        dt: u8,
+        comm: Option<u32>,
+    },
+    /// With `MPI_PROC_NULL` as peer: starting it records nothing.
+    Null,
+}
+
+/// A message matched by a probe: its sender (world rank), tag and communicator field.
+#[derive(Debug, Clone, Copy)]
+pub struct Matched {
+    pub src: u32,
+    pub tag: i32,
+    pub comm: Option<u32>,
+}
+
 /// What a SimGrid `wait`/`test` names: `src dst tag` (world ranks), and the communicator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WaitKey {
@@ -324,6 +355,10 @@ pub struct Tracer {
     /// already complete request for every send that completed at once, so each handle keeps a
     /// queue, oldest first.
     reqs: HashMap<u64, VecDeque<Pending>>,
+    /// Persistent requests by handle, from their creation to `MPI_Request_free`.
+    persistent: HashMap<u64, Persistent>,
+    /// Messages matched by `MPI_Mprobe`/`MPI_Improbe` and not received yet, by handle.
+    messages: HashMap<u64, Matched>,
     records: u64,
     closed: bool,
     /// The timestamped copy of the records (`TIMELESS_TIMESTAMPS`, see `stamps`).
@@ -355,6 +390,8 @@ impl Tracer {
             comms,
             types: TypeTable::from_library(),
             reqs: HashMap::new(),
+            persistent: HashMap::new(),
+            messages: HashMap::new(),
             records: 0,
             closed: false,
             stamped: None,
@@ -733,10 +770,9 @@ impl Tracer {
         }
     }
 
-    /// Reserves the place of a wildcard `irecv` record on `comm`, after the compute burst and
-    /// the communicator's `comm_def` before it.
-    pub fn hole(&mut self, comm: MPI_Comm) -> Result<HoleId, Fail> {
-        self.comm(comm)?;
+    /// Reserves the place of a wildcard `irecv` record, after the compute burst before it (the
+    /// communicator's `comm_def` must be written already: see [`Tracer::comm`]).
+    pub fn hole(&mut self) -> Result<HoleId, Fail> {
         self.flush_compute()?;
         self.records += 1;
         let h = self.out.hole();
@@ -757,6 +793,85 @@ impl Tracer {
         let rank = self.rank;
         if let Some(s) = &mut self.stamped {
             s.fill(h, rank, record, args)?;
+        }
+        Ok(())
+    }
+
+    /// Remembers a persistent request created by a successful `*_init` call.
+    pub fn add_persistent(&mut self, req: MPI_Request, p: Persistent) {
+        if req != mpi::request_null() {
+            self.persistent.insert(handle_key(req), p);
+        }
+    }
+
+    /// Remembers a message matched by `MPI_Mprobe`/`MPI_Improbe`.
+    pub fn add_message(&mut self, msg: mpi::MPI_Message, m: Matched) {
+        self.messages.insert(handle_key(msg), m);
+    }
+
+    /// The matched message `msg` (a handle key read before the receive freed it), forgotten.
+    pub fn take_message(&mut self, msg: u64) -> Option<Matched> {
+        self.messages.remove(&msg)
+    }
+
+    /// Forgets a freed persistent request.
+    pub fn forget_persistent(&mut self, req: u64) {
+        self.persistent.remove(&req);
+    }
+
+    /// `MPI_Start` of the persistent request `req`: records its `isend` or `irecv` and
+    /// tracks it like a nonblocking one. Unknown requests (created while recording was
+    /// paused) record nothing.
+    pub fn start(&mut self, req: MPI_Request) -> Result<(), Fail> {
+        let Some(p) = self.persistent.get(&handle_key(req)).cloned() else {
+            return Ok(());
+        };
+        match p {
+            Persistent::Null => {}
+            Persistent::Send {
+                dst,
+                tag,
+                count,
+                dt,
+                comm,
+            } => {
+                self.rec(format_args!(
+                    "isend {dst} {tag} {count} {dt}{}",
+                    CommField(comm)
+                ))?;
+                self.track(req, Pending::Send { dst, tag, comm });
+            }
+            Persistent::Recv {
+                src,
+                tag,
+                peers,
+                count,
+                dt,
+                comm,
+            } => {
+                let hole = match (src, tag) {
+                    (Some(s), Some(g)) => {
+                        self.rec(format_args!(
+                            "irecv {s} {g} {count} {dt}{}",
+                            CommField(comm)
+                        ))?;
+                        None
+                    }
+                    _ => Some(self.hole()?),
+                };
+                self.track(
+                    req,
+                    Pending::Recv {
+                        src,
+                        tag,
+                        peers,
+                        comm,
+                        count,
+                        dt,
+                        hole,
+                    },
+                );
+            }
         }
         Ok(())
     }

@@ -1,0 +1,309 @@
+//! Conversion of fitted lines into SimGrid 3.32's SMPI parameters, and the `--cfg` file.
+//!
+//! SimGrid's SMPI network model gives an isolated message of S bytes (P = S + 16 on the wire) the
+//! time (reference §6.2)
+//!
+//! `T(S) = lat_factor(P) · L + P / (bw_factor(P) · B_eff)`, with
+//! `B_eff = min(B / w, B, TCP_gamma / (2L))`,
+//!
+//! where L and B are the route's latency and bandwidth as declared in the platform, and w the
+//! summed cross-traffic weight on the link (1.05 for one SHARED link crossed both ways, 1 for a
+//! FATPIPE or split-duplex link). A fitted segment `T = a + b·P` is therefore reproduced exactly
+//! by `lat_factor = a / L` and `bw_factor = 1 / (b · B_eff)` (SimGrid's platform-calibration
+//! `Analysis.Rmd`: "lat-factor = DelayIntercept / expected_latency, bw-factor =
+//! 1/(DelaySize × expected_bandwidth)", reference §10).
+//!
+//! Thresholds: SimGrid picks the entry with the largest threshold strictly below P (§6.1), so a
+//! segment whose first measured size is s starts at threshold `s + 15` (P > s + 15 ⇔ S ≥ s).
+//! The overheads `smpi/os`, `smpi/or`, `smpi/ois` are looked up with the raw size S, also
+//! strictly (§4.3), so their segments start at `s − 1`.
+
+use crate::fit::PiecewiseFit;
+use crate::CalibrateError;
+
+/// SimGrid's `network/TCP-gamma` default in bytes (reference §9).
+pub const DEFAULT_TCP_GAMMA_BYTES: f64 = 4_194_304.0;
+
+/// Cross-traffic weight of a lone flow on one SHARED link crossed both ways (reference §6.2).
+pub const SHARED_LINK_WEIGHT: f64 = 1.05;
+
+/// SimGrid's envelope: every message moves S + 16 bytes (reference §12.1).
+pub const ENVELOPE_BYTES: f64 = 16.0;
+
+/// Largest bandwidth factor written: a segment whose time does not grow with size (slope 0)
+/// gets this instead of infinity.
+pub const MAX_BW_FACTOR: f64 = 1e3;
+
+/// The route a calibrated message travels in the written platform.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkSpec {
+    /// Route latency L in seconds (sum over the route's links).
+    pub latency_secs: f64,
+    /// Route bandwidth B in bytes per second (the slowest link).
+    pub bandwidth_bytes_per_sec: f64,
+    /// Summed LMM weight w of a lone flow on the bottleneck link (1.05 SHARED, 1 otherwise).
+    pub crosstraffic_weight: f64,
+    /// `network/TCP-gamma` in bytes.
+    pub tcp_gamma_bytes: f64,
+}
+
+impl LinkSpec {
+    /// `B_eff = min(B / w, B, TCP_gamma / (2L))` in bytes per second (reference §6.2).
+    pub fn effective_bandwidth_bytes_per_sec(&self) -> f64 {
+        let b = self.bandwidth_bytes_per_sec;
+        let mut e = (b / self.crosstraffic_weight).min(b);
+        if self.latency_secs > 0.0 {
+            e = e.min(self.tcp_gamma_bytes / (2.0 * self.latency_secs));
+        }
+        e
+    }
+}
+
+/// One `threshold:factor` entry of `smpi/lat-factor` or `smpi/bw-factor`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FactorEntry {
+    /// Applies to network sizes P strictly above this, bytes.
+    pub threshold_bytes: u64,
+    /// Dimensionless factor.
+    pub factor: f64,
+}
+
+/// One `threshold:intercept:slope` entry of `smpi/os`, `smpi/or` or `smpi/ois`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OverheadEntry {
+    /// Applies to raw sizes S strictly above this, bytes (the lowest entry also below it).
+    pub threshold_bytes: u64,
+    /// Seconds.
+    pub intercept_secs: f64,
+    /// Seconds per byte.
+    pub slope_secs_per_byte: f64,
+}
+
+/// The SMPI configuration that reproduces a calibration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimgridParams {
+    /// `smpi/lat-factor`, in increasing threshold order.
+    pub lat_factor: Vec<FactorEntry>,
+    /// `smpi/bw-factor`, in increasing threshold order.
+    pub bw_factor: Vec<FactorEntry>,
+    /// `smpi/os` (cost of a blocking detached send).
+    pub os: Vec<OverheadEntry>,
+    /// `smpi/or` (cost of receiving a detached message).
+    pub or: Vec<OverheadEntry>,
+    /// `smpi/ois` (cost of an isend).
+    pub ois: Vec<OverheadEntry>,
+    /// `smpi/send-is-detached-thresh` in bytes: sends of fewer bytes are eager.
+    pub detached_thresh_bytes: u64,
+}
+
+/// Factor thresholds for the segments of `fit`: 0 for the first, `first_size + 15` after.
+pub fn factor_thresholds(fit: &PiecewiseFit) -> Vec<u64> {
+    fit.segments
+        .iter()
+        .enumerate()
+        .map(|(k, s)| if k == 0 { 0 } else { s.first_size_bytes + 15 })
+        .collect()
+}
+
+/// Converts a fit of one-way network times (offset 16 bytes, i.e. `T = a + b·P`) into
+/// `smpi/lat-factor` and `smpi/bw-factor` entries for `link` (see the module docs).
+///
+/// # Errors
+/// [`CalibrateError::Invalid`] when the fit was not made on P (offset != 16) or the link has a
+/// latency or bandwidth that is not > 0.
+pub fn network_factors(
+    fit: &PiecewiseFit,
+    link: &LinkSpec,
+) -> Result<(Vec<FactorEntry>, Vec<FactorEntry>), CalibrateError> {
+    if fit.offset_bytes != ENVELOPE_BYTES {
+        return Err(CalibrateError::Invalid {
+            what: format!(
+                "network fit made with an offset of {} bytes; SimGrid's factors need P = S + 16",
+                fit.offset_bytes
+            ),
+        });
+    }
+    if !(link.latency_secs > 0.0 && link.bandwidth_bytes_per_sec > 0.0) {
+        return Err(CalibrateError::Invalid {
+            what: format!(
+                "link latency ({} s) and bandwidth ({} B/s) must be > 0",
+                link.latency_secs, link.bandwidth_bytes_per_sec
+            ),
+        });
+    }
+    let b_eff = link.effective_bandwidth_bytes_per_sec();
+    let thresholds = factor_thresholds(fit);
+    let mut lat = Vec::new();
+    let mut bw = Vec::new();
+    for (s, &thr) in fit.segments.iter().zip(&thresholds) {
+        lat.push(FactorEntry {
+            threshold_bytes: thr,
+            factor: s.intercept_secs / link.latency_secs,
+        });
+        let f = if s.slope_secs_per_byte > 0.0 {
+            (1.0 / (s.slope_secs_per_byte * b_eff)).min(MAX_BW_FACTOR)
+        } else {
+            MAX_BW_FACTOR
+        };
+        bw.push(FactorEntry {
+            threshold_bytes: thr,
+            factor: f,
+        });
+    }
+    Ok((lat, bw))
+}
+
+fn format_factors(entries: &[FactorEntry]) -> String {
+    let mut v: Vec<String> = entries
+        .iter()
+        .map(|e| format!("{}:{}", e.threshold_bytes, e.factor))
+        .collect();
+    v.reverse(); // SimGrid's own defaults list the largest threshold first
+    v.join(";")
+}
+
+fn format_overheads(entries: &[OverheadEntry]) -> String {
+    if entries.is_empty() {
+        return "0:0:0".to_string();
+    }
+    let mut v: Vec<String> = entries
+        .iter()
+        .map(|e| {
+            format!(
+                "{}:{:e}:{:e}",
+                e.threshold_bytes, e.intercept_secs, e.slope_secs_per_byte
+            )
+        })
+        .collect();
+    v.reverse();
+    v.join(";")
+}
+
+impl SimgridParams {
+    /// The `KEY:VALUE` settings, in a fixed order: `smpi/lat-factor`, `smpi/bw-factor`,
+    /// `smpi/os`, `smpi/or`, `smpi/ois`, `smpi/send-is-detached-thresh`.
+    pub fn cfg_items(&self) -> Vec<(String, String)> {
+        vec![
+            ("smpi/lat-factor".into(), format_factors(&self.lat_factor)),
+            ("smpi/bw-factor".into(), format_factors(&self.bw_factor)),
+            ("smpi/os".into(), format_overheads(&self.os)),
+            ("smpi/or".into(), format_overheads(&self.or)),
+            ("smpi/ois".into(), format_overheads(&self.ois)),
+            (
+                "smpi/send-is-detached-thresh".into(),
+                self.detached_thresh_bytes.to_string(),
+            ),
+        ]
+    }
+
+    /// The configuration file `timeless simulate --cfg-file` reads: `#` comment lines (each line
+    /// of `header` is prefixed with `# `), then one `KEY:VALUE` per line. For smpirun, pass each
+    /// line as `--cfg=KEY:VALUE`.
+    pub fn cfg_file(&self, header: &str) -> String {
+        let mut out = String::new();
+        for l in header.lines() {
+            out.push_str("# ");
+            out.push_str(l);
+            out.push('\n');
+        }
+        for (k, v) in self.cfg_items() {
+            out.push_str(&format!("{k}:{v}\n"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fit::{PiecewiseFit, Segment};
+
+    /// Reference §11, P1 worked example at S = 1000: latf 1.9503, bwf 0.341987 over one SHARED
+    /// link of 50 µs and 125 MB/s give a = 1.9503 × 50e-6 = 97.515e-6 s and
+    /// b = 1/(0.341987 × 125e6/1.05) s/B. Converting that line back must give those factors.
+    #[test]
+    fn factors_invert_simgrids_formula() {
+        let link = LinkSpec {
+            latency_secs: 50e-6,
+            bandwidth_bytes_per_sec: 125e6,
+            crosstraffic_weight: SHARED_LINK_WEIGHT,
+            tcp_gamma_bytes: DEFAULT_TCP_GAMMA_BYTES,
+        };
+        let b_eff = 125e6 / 1.05;
+        assert!((link.effective_bandwidth_bytes_per_sec() - b_eff).abs() < 1e-6);
+        let fit = PiecewiseFit {
+            offset_bytes: 16.0,
+            segments: vec![
+                Segment {
+                    first_size_bytes: 1,
+                    last_size_bytes: 512,
+                    intercept_secs: 2.0 * 50e-6,
+                    slope_secs_per_byte: 1.0 / (0.5 * b_eff),
+                    points: 3,
+                },
+                Segment {
+                    first_size_bytes: 1000,
+                    last_size_bytes: 8000,
+                    intercept_secs: 97.515e-6,
+                    slope_secs_per_byte: 1.0 / (0.341987 * b_eff),
+                    points: 3,
+                },
+            ],
+            relative_rms: 0.0,
+        };
+        // S = 1000 with these segments: 97.515 µs + 1016 B / (0.341987 × B/1.05) = 122.470335 µs
+        // (the reference's worked value).
+        assert!((fit.predict_secs(1000) - 122.470335e-6).abs() < 1e-12);
+        let (lat, bw) = network_factors(&fit, &link).unwrap();
+        assert_eq!(lat[0].threshold_bytes, 0);
+        assert_eq!(lat[1].threshold_bytes, 1015);
+        assert!((lat[0].factor - 2.0).abs() < 1e-12);
+        assert!((lat[1].factor - 1.9503).abs() < 1e-12);
+        assert!((bw[0].factor - 0.5).abs() < 1e-12);
+        assert!((bw[1].factor - 0.341987).abs() < 1e-12);
+    }
+
+    /// The gamma bound: L = 100 ms gives γ/(2L) = 4194304/0.2 = 20971520 B/s < 125e6/1.05.
+    #[test]
+    fn gamma_bound_caps_the_effective_bandwidth() {
+        let link = LinkSpec {
+            latency_secs: 0.1,
+            bandwidth_bytes_per_sec: 125e6,
+            crosstraffic_weight: 1.05,
+            tcp_gamma_bytes: DEFAULT_TCP_GAMMA_BYTES,
+        };
+        assert_eq!(link.effective_bandwidth_bytes_per_sec(), 20_971_520.0);
+    }
+
+    #[test]
+    fn cfg_file_syntax() {
+        let p = SimgridParams {
+            lat_factor: vec![
+                FactorEntry {
+                    threshold_bytes: 0,
+                    factor: 1.5,
+                },
+                FactorEntry {
+                    threshold_bytes: 1039,
+                    factor: 2.0,
+                },
+            ],
+            bw_factor: vec![FactorEntry {
+                threshold_bytes: 0,
+                factor: 0.5,
+            }],
+            os: vec![OverheadEntry {
+                threshold_bytes: 0,
+                intercept_secs: 1e-6,
+                slope_secs_per_byte: 1e-10,
+            }],
+            or: vec![],
+            ois: vec![],
+            detached_thresh_bytes: 4096,
+        };
+        assert_eq!(
+            p.cfg_file("calibrated\nby hand"),
+            "# calibrated\n# by hand\nsmpi/lat-factor:1039:2;0:1.5\nsmpi/bw-factor:0:0.5\nsmpi/os:0:1e-6:1e-10\nsmpi/or:0:0:0\nsmpi/ois:0:0:0\nsmpi/send-is-detached-thresh:4096\n"
+        );
+    }
+}

@@ -1,0 +1,259 @@
+//! `timeless calibrate network` end to end on hand-made inputs: the factors written to
+//! `smpi.cfg` are derived by hand next to each test; bad inputs exit 2, name the file and line,
+//! and write nothing.
+
+use std::path::Path;
+use std::process::Command;
+
+fn timeless(dir: &Path, args: &[&str]) -> (String, String, i32) {
+    let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("run");
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+/// Hand-made ping-pong, round trip = 2 × (a + b·(S + 16)) with the nominal link given on the
+/// command line (1 µs, 1e9 B/s; SHARED so B_eff = 1e9/1.05):
+/// * S <= 1024: a = 2e-6, b = 1.05/0.5e9 → lat-factor 2, bw-factor 0.5;
+/// * 2048 <= S <= 32768: a = 3e-6, b = 1.05/0.8e9 → lat-factor 3, bw-factor 0.8;
+/// * S >= 65536: a = 10e-6, b = 1.05/1e9 → lat-factor 10, bw-factor 1.
+///
+/// No send/late series, so the detached threshold is SimGrid's 65536, which is also where the
+/// third segment starts. Factor thresholds: 0, 2048 + 15, 65536 + 15.
+fn pingpong_csv() -> String {
+    let mut s = String::from("op,size_bytes,time_secs\n");
+    for k in 0..=20u32 {
+        let size = 1u64 << k;
+        let (a, bw) = if size <= 1024 {
+            (2e-6, 0.5e9)
+        } else if size <= 32768 {
+            (3e-6, 0.8e9)
+        } else {
+            (10e-6, 1e9)
+        };
+        let t = 2.0 * (a + 1.05 / bw * (size as f64 + 16.0));
+        for _ in 0..3 {
+            s.push_str(&format!("pingpong,{size},{t:e}\n"));
+        }
+    }
+    s
+}
+
+fn cfg_value<'a>(cfg: &'a str, key: &str) -> &'a str {
+    cfg.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}:")))
+        .unwrap_or_else(|| panic!("no {key} in\n{cfg}"))
+}
+
+/// `thr:factor;...` → sorted (threshold, factor) pairs.
+fn entries(v: &str) -> Vec<(u64, f64)> {
+    let mut e: Vec<(u64, f64)> = v
+        .split(';')
+        .map(|p| {
+            let (t, f) = p.split_once(':').unwrap();
+            (t.parse().unwrap(), f.parse().unwrap())
+        })
+        .collect();
+    e.sort_by_key(|x| x.0);
+    e
+}
+
+#[test]
+fn network_from_csv_writes_the_hand_derived_factors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pp.csv"), pingpong_csv()).unwrap();
+    let (out, err, code) = timeless(
+        dir.path(),
+        &[
+            "calibrate",
+            "network",
+            "--from-csv",
+            "pp.csv",
+            "--out",
+            "cal",
+            "--latency",
+            "1e-6",
+            "--bandwidth",
+            "1e9",
+            "--speed",
+            "1e9",
+            "--cores",
+            "4",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("smpi/send-is-detached-thresh = 65536 B (Default)"),
+        "{out}"
+    );
+    let cal = dir.path().join("cal");
+    let cfg = std::fs::read_to_string(cal.join("smpi.cfg")).unwrap();
+    let lat = entries(cfg_value(&cfg, "smpi/lat-factor"));
+    let bw = entries(cfg_value(&cfg, "smpi/bw-factor"));
+    let want_thr = [0u64, 2063, 65551];
+    for (k, (&(lt, lf), &(bt, bf))) in lat.iter().zip(&bw).enumerate() {
+        assert_eq!(lt, want_thr[k]);
+        assert_eq!(bt, want_thr[k]);
+        assert!((lf - [2.0, 3.0, 10.0][k]).abs() < 1e-9, "lat {lat:?}");
+        assert!((bf - [0.5, 0.8, 1.0][k]).abs() < 1e-9, "bw {bw:?}");
+    }
+    assert_eq!(cfg_value(&cfg, "smpi/send-is-detached-thresh"), "65536");
+    assert_eq!(cfg_value(&cfg, "smpi/os"), "0:0:0");
+    let xml = std::fs::read_to_string(cal.join("platform.xml")).unwrap();
+    assert!(xml.contains("speed=\"1000000000f\" core=\"4\""), "{xml}");
+    assert!(
+        xml.contains("bandwidth=\"1000000000Bps\" latency=\"0.000001s\""),
+        "{xml}"
+    );
+    // The simulated ping-pong on the written files reproduces the input at every size.
+    let fit = std::fs::read_to_string(cal.join("fit.csv")).unwrap();
+    assert_eq!(fit.lines().count(), 22);
+    for line in fit.lines().skip(1) {
+        let err_pct: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        assert!(err_pct.abs() < 1e-3, "{line}");
+    }
+    for f in ["pingpong.csv", "hostfile", "summary.txt"] {
+        assert!(cal.join(f).exists(), "{f}");
+    }
+    // And `timeless simulate` reads the written platform, hostfile and configuration. One
+    // 1024-byte ping-pong: 2 × (2e-6 + 1040 × 1.05/0.5e9) = 8.368e-6 s.
+    std::fs::write(
+        dir.path().join("t.txt"),
+        "0 init\n1 init\n0 send 1 0 1024\n0 recv 1 0 1024\n1 recv 0 0 1024\n1 send 0 0 1024\n0 finalize\n1 finalize\n",
+    )
+    .unwrap();
+    let (out, err, code) = timeless(
+        dir.path(),
+        &[
+            "simulate",
+            "t.txt",
+            "-p",
+            "cal/platform.xml",
+            "--hostfile",
+            "cal/hostfile",
+            "-n",
+            "2",
+            "--cfg-file",
+            "cal/smpi.cfg",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let t = v["simulated_time"].as_f64().unwrap();
+    assert!((t - 8.368e-6).abs() < 1e-14, "{t}");
+}
+
+/// A SKaMPI log with 9 sizes (1 B .. 256 B, times in µs, made up, increasing) fits one segment
+/// per 3 sizes and writes the files.
+#[test]
+fn network_from_skampi() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = String::from("# SKaMPI Version 5.0.4\n# begin result \"Pingpong_Send_Recv\"\n");
+    for (k, t) in [10.0, 10.1, 10.3, 12.0, 12.5, 13.2, 20.0, 22.0, 26.0]
+        .iter()
+        .enumerate()
+    {
+        let s = 1u64 << k;
+        log.push_str(&format!("count= {s} {s} {t} 0.1 32 {t} {t}\n"));
+    }
+    log.push_str("# end result \"Pingpong_Send_Recv\"\n");
+    std::fs::write(dir.path().join("log.ski"), log).unwrap();
+    let (out, err, code) = timeless(
+        dir.path(),
+        &[
+            "calibrate",
+            "network",
+            "--from-skampi",
+            "log.ski",
+            "--out",
+            "cal",
+            "--speed",
+            "1e9",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("3 segments"), "{out}");
+    assert!(dir.path().join("cal/smpi.cfg").exists());
+}
+
+fn bad(input_name: &str, text: &str, flag: &str, want: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(input_name), text).unwrap();
+    let (_, err, code) = timeless(
+        dir.path(),
+        &[
+            "calibrate",
+            "network",
+            flag,
+            input_name,
+            "--out",
+            "cal",
+            "--speed",
+            "1e9",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(want), "expected '{want}' in: {err}");
+    assert!(
+        !dir.path().join("cal").exists(),
+        "no output may be written on bad input"
+    );
+}
+
+#[test]
+fn too_few_sizes_is_an_input_error() {
+    bad(
+        "pp.csv",
+        "op,size_bytes,time_secs\npingpong,1,1e-6\npingpong,2,1.1e-6\npingpong,4,1.2e-6\n",
+        "--from-csv",
+        "ping-pong for a 3-segment model: 3 distinct message size(s), at least 9 needed",
+    );
+}
+
+#[test]
+fn non_monotonic_is_an_input_error() {
+    let mut csv = String::from("op,size_bytes,time_secs\n");
+    for k in 0..10 {
+        // 64 B takes a tenth of 32 B.
+        let t = if k == 6 {
+            1e-7
+        } else {
+            1e-6 * (1.0 + k as f64)
+        };
+        csv.push_str(&format!("pingpong,{},{t:e}\n", 1u64 << k));
+    }
+    bad(
+        "pp.csv",
+        &csv,
+        "--from-csv",
+        "time is not monotonic in size: 6.0000e-6 s at 32 B but 1.0000e-7 s at 64 B",
+    );
+}
+
+#[test]
+fn negative_time_names_file_and_line() {
+    bad(
+        "pp.csv",
+        "op,size_bytes,time_secs\npingpong,1,1e-6\npingpong,2,-1e-6\n",
+        "--from-csv",
+        "pp.csv:3: negative time '-1e-6'",
+    );
+}
+
+#[test]
+fn malformed_skampi_names_file_and_line() {
+    bad(
+        "log.ski",
+        "# SKaMPI\ncount= 1 1 10.0 0.1 32 10 10\ncount= 2 2 ten 0.1 32 10 10\n",
+        "--from-skampi",
+        "log.ski:3: time 'ten' is not a number",
+    );
+}

@@ -1,0 +1,282 @@
+//! `timeless-pingpong`: the measurements `timeless calibrate network` fits (seed 003 §5 uses
+//! SKaMPI's `Pingpong_Send_Recv`; SimGrid's platform-calibration adds the per-call costs of
+//! `MPI_Send`, `MPI_Isend` and `MPI_Recv`, reference §10).
+//!
+//! Run with 2 ranks: `mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES]
+//! [--late-us US] [--out FILE]`, or with `--empty` (any rank count) only `MPI_Init` and
+//! `MPI_Finalize`, the launch baseline of `timeless validate`. Rank 0 writes CSV `op,size_bytes,time_secs`, one row per timed
+//! repetition (the calibration takes medians):
+//! * `pingpong`: round trip `MPI_Send` + `MPI_Recv` against `MPI_Recv` + `MPI_Send`, on rank 0;
+//! * `send`: `MPI_Send` while rank 1 posts its receive `late` later (rendezvous sizes wait for
+//!   the receiver, which reveals the eager/rendezvous switch);
+//! * `send_burst`: mean cost of the next 7 back-to-back `MPI_Send` calls of that burst (the
+//!   steady-state send overhead `smpi/os`, with warm caches as in the ping-pong loop);
+//! * `isend`: the `MPI_Isend` call (`smpi/ois`);
+//! * `recv`: `MPI_Recv` on rank 1 of a message sent `late` earlier;
+//! * `recv_burst`: mean cost of the next 7 `MPI_Recv` calls of already-arrived messages
+//!   (`smpi/or` for eager sizes);
+//! * `late`: one row with the delay used.
+//!
+//! Sizes: 1 B to `--max-size` (16 MiB) at powers of two and their 1.5× midpoints, plus sizes
+//! 64 B either side of the usual eager/rendezvous switches (4, 8, 16, 32, 64, 128 KiB). Each size
+//! gets `--warmup` untimed repetitions before each batch (after 200 untimed 1-byte round
+//! trips); the sweep over sizes is repeated 5 times, each doing a fifth of the repetitions.
+//! Large sizes get fewer repetitions (at least 10) so that no size takes much more than
+//! `--reps` × 1 MiB of traffic.
+
+use std::io::Write;
+
+use mpi::traits::*;
+
+struct Options {
+    reps: usize,
+    warmup: usize,
+    max_size_bytes: usize,
+    late_secs: f64,
+    out: Option<String>,
+    empty: bool,
+}
+
+fn usage(msg: &str) -> ! {
+    eprintln!("timeless-pingpong: {msg}\nusage: mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES] [--late-us US] [--out FILE] | --empty");
+    std::process::exit(2);
+}
+
+fn parse_args() -> Options {
+    let mut o = Options {
+        reps: 30,
+        warmup: 2,
+        max_size_bytes: 16 << 20,
+        late_secs: 500e-6,
+        out: None,
+        empty: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| {
+            args.next()
+                .unwrap_or_else(|| usage(&format!("{name} needs a value")))
+        };
+        let num = |name: &str, v: String| -> f64 {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .unwrap_or_else(|| usage(&format!("{name}: '{v}' is not a number >= 0")))
+        };
+        match a.as_str() {
+            "--reps" => o.reps = (num("--reps", value("--reps")) as usize).max(1),
+            "--warmup" => o.warmup = num("--warmup", value("--warmup")) as usize,
+            "--max-size" => o.max_size_bytes = num("--max-size", value("--max-size")) as usize,
+            "--late-us" => o.late_secs = num("--late-us", value("--late-us")) * 1e-6,
+            "--out" => o.out = Some(value("--out")),
+            "--empty" => o.empty = true,
+            "-h" | "--help" => usage("help"),
+            other => usage(&format!("unknown argument '{other}'")),
+        }
+    }
+    o
+}
+
+/// The message sizes, sorted and distinct (module docs).
+fn sizes(max_bytes: usize) -> Vec<usize> {
+    let mut v = Vec::new();
+    let mut p = 1usize;
+    while p <= max_bytes {
+        v.push(p);
+        if p >= 2 && p + p / 2 <= max_bytes {
+            v.push(p + p / 2);
+        }
+        p *= 2;
+    }
+    for k in [4usize, 8, 16, 32, 64, 128] {
+        for s in [k * 1024 - 64, k * 1024 + 64] {
+            if s <= max_bytes {
+                v.push(s);
+            }
+        }
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Sweeps over all sizes; each does 1/ROUNDS of every size's repetitions.
+const ROUNDS: usize = 5;
+
+/// Calls per burst in the per-call cost tests.
+const BURST: usize = 8;
+
+fn spin_for(secs: f64) {
+    let t0 = mpi::time();
+    while mpi::time() - t0 < secs {
+        std::hint::spin_loop();
+    }
+}
+
+fn main() {
+    let opts = parse_args();
+    let universe = mpi::initialize().unwrap_or_else(|| usage("MPI is already initialised"));
+    let world = universe.world();
+    if opts.empty {
+        // MPI_Init and MPI_Finalize only: the launch cost `timeless validate` subtracts.
+        return;
+    }
+    let rank = world.rank();
+    if world.size() != 2 {
+        if rank == 0 {
+            eprintln!(
+                "timeless-pingpong: needs exactly 2 ranks (got {}); run with mpirun -np 2",
+                world.size()
+            );
+        }
+        std::process::exit(2);
+    }
+    let peer = world.process_at_rank(1 - rank);
+    let sizes = sizes(opts.max_size_bytes);
+    let mut buf = vec![0u8; opts.max_size_bytes.max(1)];
+    let mut rows: Vec<(&str, usize, f64)> = vec![("late", 0, opts.late_secs)];
+    // Global warm-up: Open MPI's shared-memory transport sets up its per-peer fast boxes only
+    // after a number of sends (btl_vader_fbox_threshold, 16), so the first size would be slow.
+    for _ in 0..200 {
+        if rank == 0 {
+            peer.send(&buf[..1]);
+            peer.receive_into(&mut buf[..1]);
+        } else {
+            peer.receive_into(&mut buf[..1]);
+            peer.send(&buf[..1]);
+        }
+    }
+    // The sweep over sizes is repeated ROUNDS times, each round doing a share of the
+    // repetitions: a burst of load from other processes then spreads over many sizes instead of
+    // spoiling every sample of one size.
+    let steps = ROUNDS * sizes.len();
+    for (step, (round, &size)) in (0..ROUNDS)
+        .flat_map(|r| sizes.iter().map(move |s| (r, s)))
+        .enumerate()
+    {
+        let msg = &mut buf[..size];
+        let total = opts.reps.min(((opts.reps << 20) / size.max(1)).max(10));
+        let reps = total / ROUNDS + usize::from(round < total % ROUNDS);
+        // Ping-pong.
+        for r in 0..opts.warmup + reps {
+            let t0 = mpi::time();
+            if rank == 0 {
+                peer.send(&msg[..]);
+                peer.receive_into(&mut msg[..]);
+                if r >= opts.warmup {
+                    rows.push(("pingpong", size, mpi::time() - t0));
+                }
+            } else {
+                peer.receive_into(&mut msg[..]);
+                peer.send(&msg[..]);
+            }
+        }
+        // MPI_Send with a late receiver: the first call alone (does it wait?), then the mean of
+        // the next BURST - 1 back-to-back calls (the steady-state per-call cost).
+        for r in 0..opts.warmup + reps {
+            world.barrier();
+            if rank == 0 {
+                let t0 = mpi::time();
+                peer.send(&msg[..]);
+                let t1 = mpi::time();
+                for _ in 1..BURST {
+                    peer.send(&msg[..]);
+                }
+                let t2 = mpi::time();
+                if r >= opts.warmup {
+                    rows.push(("send", size, t1 - t0));
+                    rows.push(("send_burst", size, (t2 - t1) / (BURST - 1) as f64));
+                }
+            } else {
+                spin_for(opts.late_secs);
+                for _ in 0..BURST {
+                    peer.receive_into(&mut msg[..]);
+                }
+            }
+        }
+        // MPI_Isend call cost.
+        for r in 0..opts.warmup + reps {
+            world.barrier();
+            if rank == 0 {
+                mpi::request::scope(|scope| {
+                    let t0 = mpi::time();
+                    let req = peer.immediate_send(scope, &msg[..]);
+                    let dt = mpi::time() - t0;
+                    req.wait();
+                    if r >= opts.warmup {
+                        rows.push(("isend", size, dt));
+                    }
+                });
+            } else {
+                peer.receive_into(&mut msg[..]);
+            }
+        }
+        // MPI_Recv of already-arrived messages, timed on rank 1: the first call alone, then the
+        // mean of the next BURST - 1 calls.
+        let mut recv_secs = vec![0f64; 2 * reps];
+        for r in 0..opts.warmup + reps {
+            world.barrier();
+            if rank == 0 {
+                for _ in 0..BURST {
+                    peer.send(&msg[..]);
+                }
+            } else {
+                spin_for(opts.late_secs);
+                let t0 = mpi::time();
+                peer.receive_into(&mut msg[..]);
+                let t1 = mpi::time();
+                for _ in 1..BURST {
+                    peer.receive_into(&mut msg[..]);
+                }
+                let t2 = mpi::time();
+                if r >= opts.warmup {
+                    recv_secs[2 * (r - opts.warmup)] = t1 - t0;
+                    recv_secs[2 * (r - opts.warmup) + 1] = (t2 - t1) / (BURST - 1) as f64;
+                }
+            }
+        }
+        if rank == 1 {
+            peer.send(&recv_secs[..]);
+        } else {
+            peer.receive_into(&mut recv_secs[..]);
+            for pair in recv_secs.chunks(2) {
+                rows.push(("recv", size, pair[0]));
+                rows.push(("recv_burst", size, pair[1]));
+            }
+            eprint!(
+                "\rtimeless-pingpong: {}/{steps} steps (round {}, {size} B)    ",
+                step + 1,
+                round + 1
+            );
+        }
+    }
+    if rank == 0 {
+        eprintln!();
+        let mut text = String::from("op,size_bytes,time_secs\n");
+        for (op, size, t) in &rows {
+            text.push_str(&format!("{op},{size},{t:e}\n"));
+        }
+        let written = match &opts.out {
+            Some(path) => std::fs::write(path, text),
+            None => std::io::stdout().lock().write_all(text.as_bytes()),
+        };
+        if let Err(e) = written {
+            eprintln!("timeless-pingpong: cannot write the CSV: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sizes;
+
+    #[test]
+    fn sizes_cover_the_range_and_the_switches() {
+        let s = sizes(16 << 20);
+        assert_eq!(s[..6], [1, 2, 3, 4, 6, 8]);
+        assert_eq!(*s.last().unwrap(), 16 << 20);
+        assert!(s.contains(&(4096 - 64)) && s.contains(&(65536 + 64)));
+        assert!(s.windows(2).all(|w| w[0] < w[1]));
+    }
+}
