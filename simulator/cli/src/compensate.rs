@@ -493,7 +493,7 @@ pub enum BurstStatus {
 /// rank 0's file. `Ok(Err(dirs))`: none, with the directories looked in.
 pub fn find_meta(
     trace_arg: Option<&std::path::Path>,
-    traces: &timeless_trace::TraceSource,
+    first_rank_file: Option<&std::path::Path>,
 ) -> Result<Result<TraceMeta, Vec<PathBuf>>, Failure> {
     let mut dirs: Vec<PathBuf> = Vec::new();
     let parent = |p: &std::path::Path| {
@@ -504,12 +504,8 @@ pub fn find_meta(
     if let Some(t) = trace_arg {
         dirs.push(parent(t));
     }
-    let first = match traces {
-        timeless_trace::TraceSource::PerRank(v) => v.first().cloned(),
-        timeless_trace::TraceSource::Shared(p) => Some(p.clone()),
-    };
-    if let Some(f) = first {
-        let d = parent(&f);
+    if let Some(f) = first_rank_file {
+        let d = parent(f);
         if !dirs.contains(&d) {
             dirs.push(d);
         }

@@ -5,8 +5,8 @@
 //! deadlocked, 1 anything else (I/O on output files).
 
 mod calibrate;
-mod compress;
 mod compensate;
+mod compress;
 mod output;
 mod simulate;
 mod trace;

@@ -124,9 +124,12 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         eprintln!("timeless: notice: {notice}");
     }
 
-    let traces = match &args.trace {
-        Some(t) => Some(open_traces(t)?),
-        None => None,
+    let (traces, mut first_file) = match &args.trace {
+        Some(t) => {
+            let (set, first) = open_traces(t)?;
+            (Some(set), first)
+        }
+        None => (None, None),
     };
     let np = args.np.or_else(|| traces.as_ref().and_then(|t| t.ranks()));
     let dep = match (&args.deployment, &args.hostfile) {
@@ -172,6 +175,7 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
+            first_file = files.first().cloned();
             Box::new(TraceSource::PerRank(files))
         }
     };
@@ -184,21 +188,20 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         }
     }
 
-    let mut sim = input(Simulation::new(&platform, &placement, &*traces, cfg))?;
     let meta = match args.no_compensation {
         true => None,
         false => Some(crate::compensate::find_meta(
             args.trace.as_deref(),
-            &traces,
+            first_file.as_deref(),
         )?),
     };
     let compensated = match &meta {
-        Some(Ok(m)) => Some(timeless_compensate::CompensatedTrace::new(&traces, m)),
+        Some(Ok(m)) => Some(timeless_compensate::CompensatedTrace::new(&*traces, m)),
         _ => None,
     };
     let trace_set: &dyn timeless_trace::TraceSet = match &compensated {
         Some(c) => c,
-        None => &traces,
+        None => &*traces,
     };
     let mut sim = input(Simulation::new(&platform, &placement, trace_set, cfg))?;
     sim.set_full_solve(args.full_solve);
@@ -242,8 +245,10 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
 }
 
 /// Opens a trace argument: a compressed trace (recognised by its magic number) or a TI text
-/// trace (list file or shared file).
-fn open_traces(path: &Path) -> Result<Box<dyn TraceSet>, Failure> {
+/// trace (list file or shared file); with the first rank's file of a text trace (where the
+/// tracer's `trace-meta.json` is looked for).
+#[allow(clippy::type_complexity)]
+fn open_traces(path: &Path) -> Result<(Box<dyn TraceSet>, Option<PathBuf>), Failure> {
     let mut head = [0u8; 8];
     let n = {
         use std::io::Read;
@@ -257,12 +262,20 @@ fn open_traces(path: &Path) -> Result<Box<dyn TraceSet>, Failure> {
     };
     if timeless_grammar::format::is_compressed(&head[..n]) {
         let (trace, _) = crate::compress::load(path)?;
-        return Ok(Box::new(timeless_grammar::CompressedTraceSet::new(
-            trace,
-            path.to_path_buf(),
-        )));
+        return Ok((
+            Box::new(timeless_grammar::CompressedTraceSet::new(
+                trace,
+                path.to_path_buf(),
+            )),
+            None,
+        ));
     }
-    Ok(Box::new(input(TraceSource::open(path))?))
+    let source = input(TraceSource::open(path))?;
+    let first = match &source {
+        TraceSource::PerRank(v) => v.first().cloned(),
+        TraceSource::Shared(p) => Some(p.clone()),
+    };
+    Ok((Box::new(source), first))
 }
 
 fn apply(cfg: &mut ReplayConfig, item: &str) -> Result<(), String> {
