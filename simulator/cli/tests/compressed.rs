@@ -192,13 +192,13 @@ fn stats_and_errors() {
         &r,
         &[
             "compress",
-            "traces/ring4/ring.txt",
+            "traces/ring4/ring-fig1.txt",
             "-o",
             tlg.to_str().unwrap(),
         ],
     );
     let s = String::from_utf8(timeless(&r, &["stats", tlg.to_str().unwrap()])).unwrap();
-    // The ring: 4 ranks of 5 actions (init, compute, send/recv in rank order, finalize).
+    // The seed's Figure 1 ring: 4 ranks of 5 actions (init, compute, send/recv in rank order, finalize).
     assert!(s.contains("ranks: 4\nactions: 20\n"), "{s}");
     // A truncated file is bad input (exit 2) with the byte offset.
     let bytes = std::fs::read(&tlg).unwrap();
