@@ -1,7 +1,6 @@
 //! Point-to-point calls: sends, receives, send-receives, probes.
 
 use super::*;
-use crate::tracer::CommField;
 
 /// Writes `<keyword> dst tag count dt` for a send on `comm`; returns the destination's world
 /// rank, `None` for `MPI_PROC_NULL` (nothing is written).
