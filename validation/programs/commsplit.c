@@ -2,7 +2,8 @@
  * communicators from MPI_Comm_split (bcast, reduce, allreduce, allgather, alltoall on them, a
  * ring shift with MPI_Sendrecv and MPI_Isend/MPI_Irecv inside each row), a duplicate of a row
  * communicator, a Cartesian communicator and its row slices (MPI_Cart_create, MPI_Cart_sub),
- * MPI_COMM_SELF, and world collectives in between. Integer data only: the checksum printed by
+ * MPI_COMM_SELF, MPI_Comm_split_type, MPI_Comm_dup_with_info, MPI_Comm_create_group, an intercommunicator between
+ * two rows merged with MPI_Intercomm_merge, and world collectives in between. Integer data only: the checksum printed by
  * rank 0 is exact.
  *
  * usage: commsplit [rounds=2] */
@@ -76,6 +77,44 @@ int main(int argc, char **argv) {
     check += t;
     MPI_Allreduce(&s, &t, 1, MPI_LONG, MPI_SUM, MPI_COMM_SELF);
     check += t;
+
+    /* A duplicate of the column communicator with an info object, and the even world ranks
+     * (a communicator created by its members only). */
+    MPI_Comm coldup, evens;
+    MPI_Comm_dup_with_info(colc, MPI_INFO_NULL, &coldup);
+    MPI_Barrier(coldup);
+    MPI_Group wg, eg;
+    int nev = (size + 1) / 2, *ev = malloc(nev * sizeof(int));
+    for (int i = 0; i < nev; i++) ev[i] = 2 * i;
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Group_incl(wg, nev, ev, &eg);
+    if (rank % 2 == 0) {
+        MPI_Comm_create_group(MPI_COMM_WORLD, eg, 9, &evens);
+        MPI_Allreduce(&s, &t, 1, MPI_LONG, MPI_SUM, evens);
+        check += t;
+        MPI_Comm_free(&evens);
+    }
+    MPI_Group_free(&eg);
+    MPI_Group_free(&wg);
+    free(ev);
+    /* Rows 0 and 1 joined by an intercommunicator (leaders: each row's first rank), merged
+     * into one intracommunicator, row 0 first. */
+    if (dims[0] >= 2 && myrow < 2) {
+        MPI_Comm inter, merged;
+        int remote_leader = myrow == 0 ? dims[1] : 0;
+        MPI_Intercomm_create(rowc, 0, MPI_COMM_WORLD, remote_leader, 11, &inter);
+        MPI_Intercomm_merge(inter, myrow, &merged);
+        MPI_Allreduce(&s, &t, 1, MPI_LONG, MPI_SUM, merged);
+        check += t;
+        MPI_Comm_free(&merged);
+        MPI_Comm_free(&inter);
+    }
+    MPI_Comm_free(&coldup);
+    /* The ranks sharing this node's memory (all of them on one machine). */
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    MPI_Barrier(node);
+    MPI_Comm_free(&node);
 
     long total = 0;
     MPI_Reduce(&check, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);

@@ -3,7 +3,7 @@
  *
  * Sections: send modes (ssend, bsend, rsend, issend), sendrecv with tag 0 and another tag,
  * sendrecv_replace, completion by test/testall/testany/testsome/waitany/waitsome, iprobe,
- * request_free, every blocking collective (with MPI_IN_PLACE and a derived datatype), the
+ * request_free, matched probes (mprobe/mrecv, improbe/imrecv), every blocking collective (with MPI_IN_PLACE and a derived datatype), the
  * nonblocking collectives, and communicators (split, dup, create, free). */
 #include <mpi.h>
 #include <stdio.h>
@@ -175,6 +175,23 @@ int main(int argc, char **argv) {
     free(displs);
     free(big);
     free(big2);
+    /* Matched probes: MPI_Mprobe + MPI_Mrecv from the previous rank, MPI_Improbe (polled) +
+     * MPI_Imrecv from the next one. */
+    {
+        MPI_Message msg;
+        MPI_Request sr[2];
+        int got = 0;
+        MPI_Isend(x, 3, MPI_INT, next, 30, MPI_COMM_WORLD, &sr[0]);
+        MPI_Isend(x, 4, MPI_INT, prev, 31, MPI_COMM_WORLD, &sr[1]);
+        MPI_Mprobe(MPI_ANY_SOURCE, 30, MPI_COMM_WORLD, &msg, &st);
+        MPI_Mrecv(y, 3, MPI_INT, &msg, MPI_STATUS_IGNORE);
+        while (!got) MPI_Improbe(MPI_ANY_SOURCE, 31, MPI_COMM_WORLD, &got, &msg, &st);
+        MPI_Imrecv(y + 3, 4, MPI_INT, &msg, &r[0]);
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        MPI_Wait(&sr[0], MPI_STATUS_IGNORE);
+        MPI_Wait(&sr[1], MPI_STATUS_IGNORE);
+    }
+
     /* What rank 0 received last, as a result line that tracing must not change. */
     double sum = 0.0;
     for (int i = 0; i < N; i++) sum += b[i] + y[i];

@@ -5,6 +5,8 @@
 //! deadlocked, 1 anything else (I/O on output files).
 
 mod calibrate;
+mod compensate;
+mod compress;
 mod output;
 mod simulate;
 mod trace;
@@ -26,10 +28,18 @@ struct Cli {
 enum Command {
     /// Replay a time-independent trace on a platform and print the predicted run time.
     Simulate(simulate::SimulateArgs),
+    /// Remove the tracer's overhead from a timed trace (004 §3) and write the approximated timelines.
+    Compensate(compensate::CompensateArgs),
     /// Run an MPI program under the tracer: `timeless trace -n 4 -- ./app args`.
     Trace(trace::TraceArgs),
     /// Measure this machine (ping-pong, reference kernel) and write a calibrated platform.
     Calibrate(calibrate::CalibrateArgs),
+    /// Compress a TI trace into one file (call signature table + grammars merged across ranks).
+    Compress(compress::CompressArgs),
+    /// Expand a compressed trace back into per-rank TI text files and a list file.
+    Decompress(compress::DecompressArgs),
+    /// Print the sizes of a compressed trace (ranks, actions, terminals, rules, bytes per part).
+    Stats(compress::StatsArgs),
     /// Predicted vs measured run time of an MPI program: `timeless validate -n 2,4 -- ./app`.
     Validate(validate::ValidateArgs),
 }
@@ -49,8 +59,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
+        Command::Compensate(args) => compensate::run(args),
         Command::Trace(args) => trace::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Compress(args) => compress::run_compress(args),
+        Command::Decompress(args) => compress::run_decompress(args),
+        Command::Stats(args) => compress::run_stats(args),
         Command::Validate(args) => validate::run(args),
     };
     match result {

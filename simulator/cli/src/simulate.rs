@@ -6,7 +6,7 @@ use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
 use timeless_platform::{deployment, Platform, PlatformOptions};
 use timeless_replay::{KeyEffect, ReplayConfig, ReplayError, Simulation};
-use timeless_trace::TraceSource;
+use timeless_trace::{TraceSet, TraceSource};
 
 use crate::output::{self, Progress, Timeline};
 use crate::Failure;
@@ -50,6 +50,10 @@ pub struct SimulateArgs {
     /// Write every action's start and end: Chrome/Perfetto JSON (`.json`) or CSV (`.csv`).
     #[arg(long)]
     pub timeline: Option<PathBuf>,
+    /// Replay the trace as recorded: do not remove the tracer's per-event overhead from compute
+    /// bursts (applied by default when `trace-meta.json` is next to the trace).
+    #[arg(long)]
+    pub no_compensation: bool,
     /// Re-solve the whole max-min system at every event (slow reference mode, for checking).
     #[arg(long, hide = true)]
     pub full_solve: bool,
@@ -120,13 +124,14 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         eprintln!("timeless: notice: {notice}");
     }
 
-    let traces = match &args.trace {
-        Some(t) => Some(input(TraceSource::open(t))?),
-        None => None,
+    let (traces, mut first_file) = match &args.trace {
+        Some(t) => {
+            let (set, first) = open_traces(t)?;
+            (Some(set), first)
+        }
+        None => (None, None),
     };
-    let np = args
-        .np
-        .or_else(|| traces.as_ref().and_then(TraceSource::rank_count));
+    let np = args.np.or_else(|| traces.as_ref().and_then(|t| t.ranks()));
     let dep = match (&args.deployment, &args.hostfile) {
         (Some(d), _) => input(deployment::from_file(d, &platform))?,
         (None, Some(h)) => input(deployment::from_hostfile(h, &platform, np))?,
@@ -170,10 +175,11 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            TraceSource::PerRank(files)
+            first_file = files.first().cloned();
+            Box::new(TraceSource::PerRank(files))
         }
     };
-    if let Some(k) = traces.rank_count() {
+    if let Some(k) = traces.ranks() {
         if k < placement.len() {
             return Err(Failure::Input(anyhow!(
                 "{} ranks are deployed but the trace list names only {k} files",
@@ -182,7 +188,27 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         }
     }
 
-    let mut sim = input(Simulation::new(&platform, &placement, &traces, cfg))?;
+    let embedded = match &args.trace {
+        Some(t) if !args.no_compensation => crate::compress::embedded_tracer_meta(t)?,
+        _ => None,
+    };
+    let meta = match (args.no_compensation, embedded) {
+        (true, _) => None,
+        (false, Some(m)) => Some(Ok(m)),
+        (false, None) => Some(crate::compensate::find_meta(
+            args.trace.as_deref(),
+            first_file.as_deref(),
+        )?),
+    };
+    let compensated = match &meta {
+        Some(Ok(m)) => Some(timeless_compensate::CompensatedTrace::new(&*traces, m)),
+        _ => None,
+    };
+    let trace_set: &dyn timeless_trace::TraceSet = match &compensated {
+        Some(c) => c,
+        None => &*traces,
+    };
+    let mut sim = input(Simulation::new(&platform, &placement, trace_set, cfg))?;
     sim.set_full_solve(args.full_solve);
     let timeline = match &args.timeline {
         Some(p) => Some(Timeline::create(p).map_err(Failure::Input)?),
@@ -202,9 +228,18 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     for w in &report.warnings {
         eprintln!("timeless: warning: {w}");
     }
+    let burst = match (meta, &compensated) {
+        (None, _) => crate::compensate::BurstStatus::Off,
+        (Some(Err(dirs)), _) => crate::compensate::BurstStatus::NoMetadata(dirs),
+        (Some(Ok(meta)), Some(c)) => crate::compensate::BurstStatus::Applied {
+            meta,
+            accounts: c.accounts(),
+        },
+        (Some(Ok(_)), None) => unreachable!("metadata found implies a compensated trace"),
+    };
     let out = match args.format {
-        Format::Text => output::text(&report),
-        Format::Json => output::json(&report),
+        Format::Text => output::text(&report) + &crate::compensate::burst_text(&burst),
+        Format::Json => crate::compensate::burst_json(&output::json(&report), &burst),
     };
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
@@ -212,6 +247,40 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         .write_all(out.as_bytes())
         .map_err(|e| Failure::Other(e.into()))?;
     Ok(())
+}
+
+/// Opens a trace argument: a compressed trace (recognised by its magic number) or a TI text
+/// trace (list file or shared file); with the first rank's file of a text trace (where the
+/// tracer's `trace-meta.json` is looked for).
+#[allow(clippy::type_complexity)]
+fn open_traces(path: &Path) -> Result<(Box<dyn TraceSet>, Option<PathBuf>), Failure> {
+    let mut head = [0u8; 8];
+    let n = {
+        use std::io::Read;
+        let mut f = input(
+            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display())),
+        )?;
+        input(
+            f.read(&mut head)
+                .with_context(|| format!("cannot read {}", path.display())),
+        )?
+    };
+    if timeless_grammar::format::is_compressed(&head[..n]) {
+        let (trace, _) = crate::compress::load(path)?;
+        return Ok((
+            Box::new(timeless_grammar::CompressedTraceSet::new(
+                trace,
+                path.to_path_buf(),
+            )),
+            None,
+        ));
+    }
+    let source = input(TraceSource::open(path))?;
+    let first = match &source {
+        TraceSource::PerRank(v) => v.first().cloned(),
+        TraceSource::Shared(p) => Some(p.clone()),
+    };
+    Ok((Box::new(source), first))
 }
 
 fn apply(cfg: &mut ReplayConfig, item: &str) -> Result<(), String> {

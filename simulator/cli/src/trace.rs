@@ -44,6 +44,10 @@ pub struct TraceArgs {
     /// run (`scp` from each host of the hostfile, a local copy for this host).
     #[arg(long, requires = "hostfile")]
     pub gather: bool,
+    /// Also record every call's enter and exit times (`rank-<r>.timed.txt`, `timed-list.txt`),
+    /// for `timeless compensate`.
+    #[arg(long)]
+    pub timestamps: bool,
     /// The MPI program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,
@@ -86,7 +90,10 @@ impl Mode {
             Mode::Folding {
                 ranks_per_core,
                 cores,
-            } => format!("folding: {np} ranks on {cores} cores ({ranks_per_core} ranks per core)"),
+            } => format!(
+                "folding: {np} ranks on {cores} core{} ({ranks_per_core} ranks per core)",
+                if *cores == 1 { "" } else { "s" }
+            ),
             Mode::Scattered { hostfile } => {
                 format!(
                     "scattered: {np} ranks over the hosts of {}",
@@ -137,6 +144,8 @@ pub struct Plan {
     pub out: PathBuf,
     /// Adds Open MPI's permission to run as root.
     pub as_root: bool,
+    /// More `TIMELESS_*` variables for the ranks (`--timestamps`).
+    pub extra_env: Vec<(&'static str, String)>,
 }
 
 /// Builds the launcher line running `command` as `plan` says; the mode's text goes to
@@ -150,19 +159,21 @@ pub fn launch_line(plan: &Plan, command: &[OsString]) -> Launch {
         ref preload,
         ref out,
         as_root,
+        ref extra_env,
     } = *plan;
     let mut args: Vec<OsString> = Vec::new();
     let mut env = Vec::new();
-    let vars = [
+    let mut vars = vec![
         ("LD_PRELOAD", preload.display().to_string()),
         ("TIMELESS_OUT", out.display().to_string()),
         ("TIMELESS_MODE", mode.describe(np)),
     ];
+    vars.extend(extra_env.iter().cloned());
     let mut program = OsString::from(launcher.as_str());
     match imp {
         Implementation::OpenMpi => {
             args.extend(["-np".into(), np.to_string().into()]);
-            for (k, v) in vars {
+            for (k, v) in &vars {
                 args.extend(["-x".into(), format!("{k}={v}").into()]);
             }
             match mode {
@@ -393,6 +404,11 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
         preload,
         out: local.clone(),
         as_root: running_as_root(),
+        extra_env: if args.timestamps {
+            vec![("TIMELESS_TIMESTAMPS", "1".to_string())]
+        } else {
+            Vec::new()
+        },
     };
     let launch = launch_line(&plan, &args.command);
     let mut cmd = Command::new(&launch.program);
@@ -590,6 +606,7 @@ mod tests {
             preload: "/lib/libtimeless_preload.so".into(),
             out: "/t".into(),
             as_root: true,
+            extra_env: Vec::new(),
         };
         let l = launch_line(&plan, &["./ring".into(), "3".into()]);
         assert_eq!(
@@ -633,6 +650,7 @@ mod tests {
             preload: "/p.so".into(),
             out: "/t".into(),
             as_root: false,
+            extra_env: Vec::new(),
         };
         let l = launch_line(&plan, &["./a".into()]);
         assert_eq!(

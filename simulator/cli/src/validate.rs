@@ -289,6 +289,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
             preload: preload.clone(),
             out: trace_dir.clone(),
             as_root: running_as_root(),
+            extra_env: Vec::new(),
         };
         let program = untraced(&trace::launch_line(&plan, &args.command));
         let empty_cmd: Vec<OsString> = match &empty {

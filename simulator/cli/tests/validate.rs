@@ -154,6 +154,8 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
             "cal/smpi.cfg",
             "--format",
             "json",
+            // `validate` replays the trace as recorded.
+            "--no-compensation",
         ],
     );
     assert_eq!(code, 0, "{err}");

@@ -14,7 +14,9 @@
 use std::ffi::{c_int, c_void};
 
 use crate::fortran::sentinels;
-use crate::mpi::{self, Fint, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Op, MPI_Request, MPI_Status};
+use crate::mpi::{
+    self, Fint, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Message, MPI_Op, MPI_Request, MPI_Status,
+};
 
 /// Number of `Fint`s in a Fortran status (`MPI_STATUS_SIZE`): Open MPI and MPICH both define
 /// it as the size of the C struct in `int`s.
@@ -229,6 +231,14 @@ handle_out_kind!(
 handle_out_kind!(
     /// A request the call completes or frees (`MPI_Wait`, `MPI_Test`, `MPI_Request_free`).
     Req, MPI_Request, mpi::request_null(), PMPI_Request_f2c, true
+);
+handle_out_kind!(
+    /// A matched message the call creates (`MPI_Mprobe`, `MPI_Improbe`).
+    MsgOut, MPI_Message, mpi::message_null(), PMPI_Message_f2c, false
+);
+handle_out_kind!(
+    /// A matched message the call receives (`MPI_Mrecv`, `MPI_Imrecv`), freed by the call.
+    MsgInOut, MPI_Message, mpi::message_null(), PMPI_Message_f2c, true
 );
 handle_out_kind!(
     /// A communicator the call creates.

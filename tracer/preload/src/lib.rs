@@ -31,7 +31,9 @@
 //!   start-up ([`calibrate`]); the tracer's own time is outside the bursts.
 //! * **Switching** ([`control`]): `MPI_Pcontrol` and the info key `TIMELESS_TRACING` pause
 //!   and resume recording from inside the program.
-//! * **Files** ([`meta`], [`setup`]): `rank-<r>.txt`, `trace-list.txt`, `trace-meta.json`.
+//! * **Files** ([`meta`], [`setup`]): `rank-<r>.txt`, `trace-list.txt`, `trace-meta.json`;
+//!   with `TIMELESS_TIMESTAMPS=1`, `rank-<r>.timed.txt` and `timed-list.txt` ([`stamps`], which
+//!   also injects per-event cost for experiments, `TIMELESS_INJECT_NS`).
 
 pub mod args;
 pub mod calibrate;
@@ -45,6 +47,7 @@ pub mod mpi;
 pub mod runtime;
 pub mod setup;
 pub mod signals;
+pub mod stamps;
 pub mod table;
 pub mod tracer;
 pub mod writer;

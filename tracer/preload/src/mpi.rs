@@ -4,7 +4,9 @@
 
 use std::ffi::{c_int, c_void};
 
-pub use mpi_sys::{MPI_Comm, MPI_Datatype, MPI_Group, MPI_Op, MPI_Request, MPI_Status};
+pub use mpi_sys::{
+    MPI_Comm, MPI_Datatype, MPI_Group, MPI_Message, MPI_Op, MPI_Request, MPI_Status,
+};
 
 /// A Fortran `INTEGER` handle or value (`MPI_Fint`).
 pub type Fint = mpi_sys::RSMPI_Fint;
@@ -83,6 +85,10 @@ pub fn comm_null() -> MPI_Comm {
 pub fn request_null() -> MPI_Request {
     // SAFETY: as above.
     unsafe { mpi_sys::RSMPI_REQUEST_NULL }
+}
+pub fn message_null() -> MPI_Message {
+    // SAFETY: as above.
+    unsafe { mpi_sys::RSMPI_MESSAGE_NULL }
 }
 pub fn datatype_null() -> MPI_Datatype {
     // SAFETY: as above.

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Mutex, Once};
 
 use crate::clock::thread_cpu_secs;
+use crate::stamps;
 use crate::tracer::{Fail, Tracer};
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
@@ -47,9 +48,11 @@ pub trait Hook<A> {
     fn post(t: &mut Tracer, a: &A, stash: Self::Stash) -> Result<(), Fail>;
 }
 
-/// Proof that the current call is traced; holds the CPU time at entry.
+/// Proof that the current call is traced; holds the CPU time at entry (and the wall-clock
+/// time, when calls are timestamped).
 pub struct Entry {
     t_in: f64,
+    wall_in: f64,
 }
 
 impl Drop for Entry {
@@ -68,9 +71,16 @@ pub fn enter() -> Option<Entry> {
     if was_busy {
         return None;
     }
-    Some(Entry {
-        t_in: thread_cpu_secs(),
-    })
+    let wall_in = if stamps::stamps_enabled() {
+        stamps::wall_secs()
+    } else {
+        0.0
+    };
+    let t_in = thread_cpu_secs();
+    // Injected cost of the enter event: after the call's enter timestamp, as a tracer writes
+    // its enter record; inside the call, outside the compute burst.
+    stamps::inject();
+    Some(Entry { t_in, wall_in })
 }
 
 /// Runs `H::pre` after recording the compute burst that ended at entry.
@@ -87,15 +97,22 @@ pub fn pre<H: Hook<A>, A>(e: &Entry, a: &A) -> Option<H::Stash> {
     }
     with_tracer("pre", |t| {
         t.burst(e.t_in)?;
+        t.set_call(e.wall_in, e.wall_in);
         H::pre(t, a)
     })
 }
 
 /// Runs `H::post` if `pre` succeeded and the call returned `MPI_SUCCESS` (a failed call is
 /// recorded as a comment), then marks the end of the tracer's time.
-pub fn post<H: Hook<A>, A>(_e: &Entry, a: &A, stash: Option<H::Stash>, ret: c_int) {
+pub fn post<H: Hook<A>, A>(e: &Entry, a: &A, stash: Option<H::Stash>, ret: c_int) {
+    let wall_out = if stamps::stamps_enabled() {
+        stamps::wall_secs()
+    } else {
+        0.0
+    };
     if let Some(stash) = stash {
         with_tracer("post", |t| {
+            t.set_call(e.wall_in, wall_out);
             let r = if ret == crate::mpi::SUCCESS {
                 H::post(t, a, stash)
             } else {
@@ -107,6 +124,8 @@ pub fn post<H: Hook<A>, A>(_e: &Entry, a: &A, stash: Option<H::Stash>, ret: c_in
             r
         });
     }
+    // Injected cost of the exit event: after the clock read that starts the next burst.
+    stamps::inject();
 }
 
 /// Pauses (`on == false`) or resumes recording, with a comment naming `why` in the trace. The

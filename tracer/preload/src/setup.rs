@@ -20,6 +20,7 @@ use crate::clock;
 use crate::meta::{self, Json};
 use crate::mpi;
 use crate::runtime;
+use crate::stamps;
 use crate::tracer::{CommTable, Fail, Settings, Tracer};
 use crate::writer::Writer;
 
@@ -37,6 +38,8 @@ struct RankInfo {
     granularity_secs: f64,
     kernel_cpu_secs: f64,
     cpus: i32,
+    /// CPUs this rank may run on (its affinity mask).
+    allowed_cpus: i32,
     ok: i32,
     host: [u8; HOST_LEN],
 }
@@ -69,6 +72,11 @@ fn try_start() -> Result<(), Fail> {
     let dir =
         PathBuf::from(std::env::var("TIMELESS_OUT").unwrap_or_else(|_| "timeless-trace".into()));
     let buffer = env_f64("TIMELESS_BUFFER_BYTES").map_or(1 << 20, |v| v.max(1.0) as usize);
+    // Experiments on the tracer's intrusion (see `stamps`); set before any wrapper runs traced.
+    if std::env::var("TIMELESS_TIMESTAMPS").is_ok_and(|v| !v.is_empty() && v != "0") {
+        stamps::enable_stamps();
+    }
+    stamps::set_inject_ns(env_f64("TIMELESS_INJECT_NS").map_or(0, |v| v.max(0.0) as u64));
     let settings = Settings {
         min_burst_secs: env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6).max(0.0),
         inject_panic_at: env_f64("TIMELESS_INJECT_PANIC").map(|v| v as u64),
@@ -92,6 +100,7 @@ fn try_start() -> Result<(), Fail> {
         kernel_cpu_secs: cal.kernel_cpu_secs,
         // SAFETY: sysconf has no preconditions.
         cpus: unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as i32,
+        allowed_cpus: allowed_cpus(),
         ok: i32::from(writer.is_ok()),
         host: [0; HOST_LEN],
     };
@@ -133,6 +142,22 @@ fn try_start() -> Result<(), Fail> {
     };
     let writer = writer?;
     files?;
+    let stamped = if stamps::stamps_enabled() {
+        let w = Writer::create(&dir.join(stamps::timed_file(rank)), buffer).map_err(|e| {
+            Fail::new(format!(
+                "cannot create the timestamped file in {}: {e}",
+                dir.display()
+            ))
+        })?;
+        if rank == 0 {
+            let list: String = (0..size).map(|r| stamps::timed_file(r) + "\n").collect();
+            std::fs::write(dir.join(stamps::TIMED_LIST_FILE), list)
+                .map_err(|e| Fail::new(format!("cannot write the timestamped list: {e}")))?;
+        }
+        Some(stamps::Stamped::new(w))
+    } else {
+        None
+    };
     let mut world_group = unsafe { std::mem::zeroed::<mpi::MPI_Group>() };
     // SAFETY: valid communicator; out-parameter is a local.
     if unsafe { mpi_sys::PMPI_Comm_group(world, &mut world_group) } != mpi::SUCCESS {
@@ -146,6 +171,9 @@ fn try_start() -> Result<(), Fail> {
         settings,
         CommTable::new(world_group),
     );
+    if let Some(s) = stamped {
+        t.set_stamped(s);
+    }
     t.note(format_args!(
         "{VERSION}: rank {rank} of {size}, SimGrid 3.32 time-independent format"
     ))?;
@@ -164,6 +192,18 @@ fn try_start() -> Result<(), Fail> {
 
 extern "C" fn at_exit_trampoline() {
     runtime::at_exit();
+}
+
+/// Number of CPUs in this thread's affinity mask (0 if unknown).
+fn allowed_cpus() -> i32 {
+    // SAFETY: a zeroed cpu_set_t filled by sched_getaffinity for the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return 0;
+        }
+        libc::CPU_COUNT(&set)
+    }
 }
 
 fn processor_name() -> String {
@@ -286,6 +326,10 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
         ("trace_directory", Json::str(dir.display().to_string())),
         ("hosts", Json::Arr(host_json)),
         ("rank_hosts", Json::Arr(all.iter().map(|i| Json::str(i.host())).collect())),
+        (
+            "per_rank_allowed_cpus",
+            Json::Arr(all.iter().map(|i| Json::Int(i64::from(i.allowed_cpus))).collect()),
+        ),
         ("mpi_library", Json::str(lib)),
         ("mpi_version", Json::str(version)),
         ("acquisition_mode", Json::str(mode)),
@@ -315,6 +359,10 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
             Json::Obj(vec![
                 ("per_event_secs_median", Json::Num(median(&overheads))),
                 ("per_rank_per_event_secs", per_rank(|i| i.overhead_secs)),
+                (
+                    "injected_per_event_secs",
+                    Json::Num(env_f64("TIMELESS_INJECT_NS").map_or(0.0, |v| v.max(0.0).floor() * 1e-9)),
+                ),
                 ("method", Json::str("thread CPU time of a synthetic record (two clock reads, lock, lookup, formatting), mean of 2000")),
             ]),
         ),
@@ -327,6 +375,18 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
             ]),
         ),
         ("min_burst_secs", Json::Num(env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6))),
+        (
+            "timestamps",
+            if stamps::stamps_enabled() {
+                Json::Obj(vec![
+                    ("clock", Json::str("CLOCK_MONOTONIC, wall seconds, enter and exit of every traced call")),
+                    ("list_file", Json::str(stamps::TIMED_LIST_FILE)),
+                    ("format", Json::str("<rank> <enter> <exit> <TI action>: timeless compensate")),
+                ])
+            } else {
+                Json::Bool(false)
+            },
+        ),
         ("command_line", Json::Arr(command_line())),
         ("start_unix_secs", Json::Int(now)),
         ("untraced_ranks", Json::Arr(failed)),

@@ -156,7 +156,20 @@ mpi_functions! {
     Sendrecv_replace(buf: RBuf, count: Int, datatype: Type, dest: Int, sendtag: Int,
              source: Int, recvtag: Int, comm: Comm, status: Status) => SendrecvReplace;
     Probe(source: Int, tag: Int, comm: Comm, status: Status) => Probe;
+    Mprobe(source: Int, tag: Int, comm: Comm, message: MsgOut, status: Status) => Mprobe;
+    Improbe(source: Int, tag: Int, comm: Comm, flag: IntOut, message: MsgOut, status: Status) => Mprobe;
+    Mrecv(buf: RBuf, count: Int, datatype: Type, message: MsgInOut, status: Status) => Mrecv;
+    Imrecv(buf: RBuf, count: Int, datatype: Type, message: MsgInOut, request: ReqOut) => Mrecv;
     Iprobe(source: Int, tag: Int, comm: Comm, flag: IntOut, status: Status) => Probe;
+
+    // Persistent requests.
+    Send_init(buf: SBuf, count: Int, datatype: Type, dest: Int, tag: Int, comm: Comm, request: ReqOut) => SendInit;
+    Ssend_init(buf: SBuf, count: Int, datatype: Type, dest: Int, tag: Int, comm: Comm, request: ReqOut) => SendInit;
+    Rsend_init(buf: SBuf, count: Int, datatype: Type, dest: Int, tag: Int, comm: Comm, request: ReqOut) => SendInit;
+    Bsend_init(buf: SBuf, count: Int, datatype: Type, dest: Int, tag: Int, comm: Comm, request: ReqOut) => SendInit;
+    Recv_init(buf: RBuf, count: Int, datatype: Type, source: Int, tag: Int, comm: Comm, request: ReqOut) => RecvInit;
+    Start(request: Req) => Start;
+    Startall(count: Int, requests: Reqs[count]) => StartAll;
 
     // Completion.
     Wait(request: Req, status: Status) => Wait;
@@ -233,6 +246,9 @@ mpi_functions! {
     Comm_split(comm: Comm, color: Int, key: Int, newcomm: CommOut) => CommSplit;
     Comm_split_type(comm: Comm, split_type: Int, key: Int, info: Info, newcomm: CommOut) => CommSplitType;
     Comm_dup(comm: Comm, newcomm: CommOut) => CommDup;
+    Comm_dup_with_info(comm: Comm, info: Info, newcomm: CommOut) => CommDupWithInfo;
+    Comm_create_group(comm: Comm, group: Group, tag: Int, newcomm: CommOut) => CommCreateGroup;
+    Intercomm_merge(intercomm: Comm, high: Int, newintracomm: CommOut) => IntercommMerge;
     Comm_create(comm: Comm, group: Group, newcomm: CommOut) => CommCreate;
     Cart_create(comm_old: Comm, ndims: Int, dims: Ints, periods: Ints, reorder: Int,
              comm_cart: CommOut) => CartCreate;

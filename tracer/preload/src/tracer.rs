@@ -28,6 +28,7 @@ use timeless_trace::Datatype;
 
 use crate::clock::thread_cpu_secs;
 use crate::mpi::{self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Request, MPI_Status};
+use crate::stamps::Stamped;
 use crate::writer::{HoleId, Writer};
 
 /// An internal failure: tracing stops, the program does not.
@@ -202,6 +203,37 @@ pub enum Pending {
     Collective,
 }
 
+/// A persistent request (`MPI_Send_init`, `MPI_Recv_init`...): what each `MPI_Start` of it
+/// posts, recorded as an `isend` or `irecv`.
+#[derive(Debug, Clone)]
+pub enum Persistent {
+    Send {
+        dst: u32,
+        tag: i32,
+        count: u64,
+        dt: u8,
+        comm: Option<u32>,
+    },
+    Recv {
+        src: Option<u32>,
+        tag: Option<i32>,
+        peers: Arc<[u32]>,
+        count: u64,
+        dt: u8,
+        comm: Option<u32>,
+    },
+    /// With `MPI_PROC_NULL` as peer: starting it records nothing.
+    Null,
+}
+
+/// A message matched by a probe: its sender (world rank), tag and communicator field.
+#[derive(Debug, Clone, Copy)]
+pub struct Matched {
+    pub src: u32,
+    pub tag: i32,
+    pub comm: Option<u32>,
+}
+
 /// What a SimGrid `wait`/`test` names: `src dst tag` (world ranks), and the communicator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WaitKey {
@@ -323,8 +355,14 @@ pub struct Tracer {
     /// already complete request for every send that completed at once, so each handle keeps a
     /// queue, oldest first.
     reqs: HashMap<u64, VecDeque<Pending>>,
+    /// Persistent requests by handle, from their creation to `MPI_Request_free`.
+    persistent: HashMap<u64, Persistent>,
+    /// Messages matched by `MPI_Mprobe`/`MPI_Improbe` and not received yet, by handle.
+    messages: HashMap<u64, Matched>,
     records: u64,
     closed: bool,
+    /// The timestamped copy of the records (`TIMELESS_TIMESTAMPS`, see `stamps`).
+    stamped: Option<Stamped>,
 }
 
 // SAFETY: the tracer holds MPI handles (plain identifiers, pointers under Open MPI) and raw
@@ -352,9 +390,33 @@ impl Tracer {
             comms,
             types: TypeTable::from_library(),
             reqs: HashMap::new(),
+            persistent: HashMap::new(),
+            messages: HashMap::new(),
             records: 0,
             closed: false,
+            stamped: None,
         }
+    }
+
+    /// Also writes every record, timestamped, to `stamped`.
+    pub fn set_stamped(&mut self, stamped: Stamped) {
+        self.stamped = Some(stamped);
+    }
+
+    /// The call whose records follow ran from `enter` to `exit` (wall seconds).
+    pub fn set_call(&mut self, enter: f64, exit: f64) {
+        if let Some(s) = &mut self.stamped {
+            s.set_call(enter, exit);
+        }
+    }
+
+    /// Writes a record to the timestamped file only (what the TI trace keeps as a comment).
+    pub fn stamped_only(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        let rank = self.rank;
+        if let Some(s) = &mut self.stamped {
+            s.line(rank, args)?;
+        }
+        Ok(())
     }
 
     pub fn rank(&self) -> u32 {
@@ -376,6 +438,12 @@ impl Tracer {
     }
 
     fn action(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        self.stamped_only(args)?;
+        self.untimed_action(args)
+    }
+
+    /// A record of the TI trace only (compute bursts: the gaps of the timestamped file).
+    fn untimed_action(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
         self.records += 1;
         if self.settings.inject_panic_at == Some(self.records) {
             panic!(
@@ -408,7 +476,7 @@ impl Tracer {
             let flops = (self.pending_cpu * self.speed).round();
             self.pending_cpu = 0.0;
             if flops >= 1.0 {
-                self.action(format_args!("compute {}", flops as u64))?;
+                self.untimed_action(format_args!("compute {}", flops as u64))?;
             }
         }
         Ok(())
@@ -433,9 +501,12 @@ impl Tracer {
         if !last.is_empty() {
             self.out.line(format_args!("{last}"))?;
         }
-        self.out.finish(|id| {
-            format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed")
-        })?;
+        let unfilled =
+            |id| format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed");
+        self.out.finish(unfilled)?;
+        if let Some(s) = &mut self.stamped {
+            s.writer().finish(unfilled)?;
+        }
         Ok(())
     }
 
@@ -447,6 +518,9 @@ impl Tracer {
         }
         self.closed = true;
         self.out.write_on_signal(last);
+        if let Some(s) = &self.stamped {
+            s.writer_ref().write_on_signal(last);
+        }
     }
 
     /// After a failure: write what is recorded, with a comment, and stop.
@@ -583,6 +657,11 @@ impl Tracer {
         if let Some(Pending::Recv { hole: Some(h), .. }) = self.pop(req) {
             self.out
                 .fill(h, format_args!("# irecv freed before its source was known"))?;
+            self.fill_stamped(
+                h,
+                false,
+                format_args!("# irecv freed before its source was known"),
+            )?;
         }
         Ok(())
     }
@@ -654,6 +733,7 @@ impl Tracer {
                 if mpi::status_cancelled(status) {
                     if let Some(h) = hole {
                         self.out.fill(h, format_args!("# irecv cancelled"))?;
+                        self.fill_stamped(h, false, format_args!("# irecv cancelled"))?;
                     }
                     return Ok((true, None));
                 }
@@ -671,6 +751,11 @@ impl Tracer {
                         h,
                         format_args!("{rank} irecv {src} {tag} {count} {dt}{}", CommField(comm)),
                     )?;
+                    self.fill_stamped(
+                        h,
+                        true,
+                        format_args!("irecv {src} {tag} {count} {dt}{}", CommField(comm)),
+                    )?;
                 }
                 Ok((
                     true,
@@ -685,13 +770,110 @@ impl Tracer {
         }
     }
 
-    /// Reserves the place of a wildcard `irecv` record on `comm`, after the compute burst and
-    /// the communicator's `comm_def` before it.
-    pub fn hole(&mut self, comm: MPI_Comm) -> Result<HoleId, Fail> {
-        self.comm(comm)?;
+    /// Reserves the place of a wildcard `irecv` record, after the compute burst before it (the
+    /// communicator's `comm_def` must be written already: see [`Tracer::comm`]).
+    pub fn hole(&mut self) -> Result<HoleId, Fail> {
         self.flush_compute()?;
         self.records += 1;
-        Ok(self.out.hole())
+        let h = self.out.hole();
+        if let Some(s) = &mut self.stamped {
+            // Both writers number their holes in creation order.
+            let hs = s.hole();
+            debug_assert_eq!(h, hs);
+        }
+        Ok(h)
+    }
+
+    fn fill_stamped(
+        &mut self,
+        h: HoleId,
+        record: bool,
+        args: fmt::Arguments<'_>,
+    ) -> Result<(), Fail> {
+        let rank = self.rank;
+        if let Some(s) = &mut self.stamped {
+            s.fill(h, rank, record, args)?;
+        }
+        Ok(())
+    }
+
+    /// Remembers a persistent request created by a successful `*_init` call.
+    pub fn add_persistent(&mut self, req: MPI_Request, p: Persistent) {
+        if req != mpi::request_null() {
+            self.persistent.insert(handle_key(req), p);
+        }
+    }
+
+    /// Remembers a message matched by `MPI_Mprobe`/`MPI_Improbe`.
+    pub fn add_message(&mut self, msg: mpi::MPI_Message, m: Matched) {
+        self.messages.insert(handle_key(msg), m);
+    }
+
+    /// The matched message `msg` (a handle key read before the receive freed it), forgotten.
+    pub fn take_message(&mut self, msg: u64) -> Option<Matched> {
+        self.messages.remove(&msg)
+    }
+
+    /// Forgets a freed persistent request.
+    pub fn forget_persistent(&mut self, req: u64) {
+        self.persistent.remove(&req);
+    }
+
+    /// `MPI_Start` of the persistent request `req`: records its `isend` or `irecv` and
+    /// tracks it like a nonblocking one. Unknown requests (created while recording was
+    /// paused) record nothing.
+    pub fn start(&mut self, req: MPI_Request) -> Result<(), Fail> {
+        let Some(p) = self.persistent.get(&handle_key(req)).cloned() else {
+            return Ok(());
+        };
+        match p {
+            Persistent::Null => {}
+            Persistent::Send {
+                dst,
+                tag,
+                count,
+                dt,
+                comm,
+            } => {
+                self.rec(format_args!(
+                    "isend {dst} {tag} {count} {dt}{}",
+                    CommField(comm)
+                ))?;
+                self.track(req, Pending::Send { dst, tag, comm });
+            }
+            Persistent::Recv {
+                src,
+                tag,
+                peers,
+                count,
+                dt,
+                comm,
+            } => {
+                let hole = match (src, tag) {
+                    (Some(s), Some(g)) => {
+                        self.rec(format_args!(
+                            "irecv {s} {g} {count} {dt}{}",
+                            CommField(comm)
+                        ))?;
+                        None
+                    }
+                    _ => Some(self.hole()?),
+                };
+                self.track(
+                    req,
+                    Pending::Recv {
+                        src,
+                        tag,
+                        peers,
+                        comm,
+                        count,
+                        dt,
+                        hole,
+                    },
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Number of records written or reserved so far.

@@ -168,6 +168,22 @@ mod tests {
     }
 
     #[test]
+    fn a_signal_writes_the_text_before_the_first_hole_then_its_line() {
+        let dir = std::env::temp_dir().join(format!("timeless-signal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("w.txt");
+        let mut w = Writer::create(&p, 1 << 20).unwrap();
+        w.line(format_args!("0 init")).unwrap();
+        w.line(format_args!("0 send 1 0 8 6")).unwrap();
+        let _ = w.hole();
+        w.line(format_args!("0 recv 1 0 8 6")).unwrap();
+        assert_eq!(read(&p), "", "all buffered");
+        w.write_on_signal(b"# killed\n");
+        assert_eq!(read(&p), "0 init\n0 send 1 0 8 6\n# killed\n");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
     fn text_after_a_hole_waits_for_it() {
         let dir = std::env::temp_dir().join(format!("timeless-writer-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

@@ -676,6 +676,21 @@ fn every_traced_call_of_the_coverage_program() {
     // Point-to-point on the split, in world ranks: tag 20 goes through isend/irecv/wait.
     assert!(r1.contains("1 isend 3 20 2 0 comm=1"), "{r1}");
     assert!(r1.contains("1 wait 1 3 20 comm=1"), "{r1}");
+    assert_comms_agree(&run.comm_defs);
+    // Matched probes: the receives name the sender and tag the probe matched.
+    for r in 0..4u32 {
+        let (prev, next) = ((r + 3) % 4, (r + 1) % 4);
+        let text = run.lines[r as usize].join("\n");
+        for expected in [
+            format!("# mprobe {prev} 30"),
+            format!("{r} recv {prev} 30 3 1"),
+            format!("# improbe {next} 31"),
+            format!("{r} irecv {next} 31 4 1"),
+            format!("{r} wait {next} {r} 31"),
+        ] {
+            assert!(text.contains(&expected), "rank {r}: {expected}\n{text}");
+        }
+    }
     // MPI_IN_PLACE at the gather root sends the root's block of the receive buffer.
     assert_eq!(run.count(0, "gather"), 2);
     // Sendrecv from MPI_ANY_SOURCE with tag 5: expanded with the real source.
@@ -846,6 +861,50 @@ fn mpi_abort_leaves_a_valid_trace() {
     assert!(text.ends_with("# MPI_Abort with error code 1"), "{text}");
 }
 
+/// The communicator extension's identity rule: a communicator is (ordered member list,
+/// occurrence index of that list among a rank's own `comm_def`s). Every rank that defines it
+/// must be a member, and every member must define it.
+fn assert_comms_agree(defs: &[Vec<CommDef>]) {
+    let mut definers: BTreeMap<(Vec<u32>, usize), Vec<u32>> = BTreeMap::new();
+    for (r, rank_defs) in defs.iter().enumerate() {
+        let mut seen: BTreeMap<&Vec<u32>, usize> = BTreeMap::new();
+        for d in rank_defs {
+            assert!(d.members.contains(&(r as u32)), "rank {r} defines {d:?}");
+            let k = seen.entry(&d.members).or_insert(0);
+            definers
+                .entry((d.members.clone(), *k))
+                .or_default()
+                .push(r as u32);
+            *k += 1;
+        }
+    }
+    for ((members, occurrence), ranks) in definers {
+        let mut sorted = members.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            ranks, sorted,
+            "communicator {members:?} (occurrence {occurrence}) defined by {ranks:?}"
+        );
+    }
+}
+
+#[test]
+fn the_committed_commsplit_trace_follows_the_communicator_identity_rule() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../traces/commsplit4");
+    let defs: Vec<Vec<CommDef>> = (0..4)
+        .map(|r| {
+            std::fs::read_to_string(dir.join(format!("rank-{r}.txt")))
+                .expect("committed trace")
+                .lines()
+                .filter_map(|l| split_comm(l).expect("valid record").0)
+                .collect()
+        })
+        .collect();
+    assert_eq!(defs[0].len(), 10);
+    assert_eq!(defs[1].len(), 9);
+    assert_comms_agree(&defs);
+}
+
 /// Actions per (keyword, communicator id) of one rank.
 fn kinds(run: &Run, rank: usize) -> BTreeMap<(&'static str, Option<u32>), usize> {
     let mut m = BTreeMap::new();
@@ -878,14 +937,24 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
                 def(4, vec![0, 1, 2, 3]),
                 def(5, row_members.clone()),
                 def(6, vec![r]),
-            ],
+            ]
+            .into_iter()
+            .chain([def(7, vec![col, col + 2])])
+            // The even ranks' communicator, made by them only.
+            .chain((r % 2 == 0).then(|| def(8, vec![0, 2])))
+            // Rows 0 and 1 merged, row 0 first.
+            .chain([def(if r % 2 == 0 { 9 } else { 8 }, vec![0, 1, 2, 3])])
+            // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one machine, every rank.
+            .chain([def(if r % 2 == 0 { 10 } else { 9 }, vec![0, 1, 2, 3])])
+            .collect::<Vec<_>>(),
             "rank {r}"
         );
         let k = kinds(&run, r as usize);
         let expected: BTreeMap<(&str, Option<u32>), usize> = [
             (("init", None), 1),
-            // SimGrid's no-op actions (2 comm_split, 1 comm_dup) decode as one kind.
-            (("comm_size", None), 3),
+            // SimGrid's no-op actions (3 comm_split, 2 comm_dup) decode as one kind.
+            (("comm_size", None), 5),
+            (("barrier", Some(7)), 1),
             (("bcast", Some(1)), 2),
             (("allreduce", Some(1)), 2),
             (("alltoall", Some(1)), 2),
@@ -904,6 +973,17 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             (("finalize", None), 1),
         ]
         .into_iter()
+        // Even ranks: on their own communicator (8), on the merged one (9), on the node (10);
+        // odd ranks: on the merged one (8), on the node (9).
+        .chain(if r % 2 == 0 {
+            vec![
+                (("allreduce", Some(8)), 1),
+                (("allreduce", Some(9)), 1),
+                (("barrier", Some(10)), 1),
+            ]
+        } else {
+            vec![(("allreduce", Some(8)), 1), (("barrier", Some(9)), 1)]
+        })
         .collect();
         let without_compute: BTreeMap<_, _> = k
             .into_iter()
@@ -923,6 +1003,7 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             }
         }
     }
+    assert_comms_agree(&run.comm_defs);
     assert_pairs_match(&run);
     assert_requests_balanced(&run, 0);
     assert_collectives_agree(&run);
@@ -1089,4 +1170,49 @@ fn ranks_killed_after_mpi_abort_write_their_buffered_records() {
         assert!(sends.starts_with(&[0, 1]), "rank {r}: {sends:?}");
     }
     assert!(flushed >= 1, "no killed rank wrote its trace");
+}
+
+#[test]
+fn persistent_requests_record_one_isend_or_irecv_per_start() {
+    // 3 ranks, 2 iterations with MPI_Startall/MPI_Waitall, then one with MPI_Start/MPI_Wait.
+    let run = trace("persistent", "persistent", 3, &["2", "10"], &[]);
+    assert_ok(&run);
+    assert!(
+        run.stdout()
+            .contains("persistent: 3 ranks, 2 iterations, total 182232.0"),
+        "{}",
+        run.stdout()
+    );
+    for r in 0..3u32 {
+        let (left, right) = ((r + 2) % 3, (r + 1) % 3);
+        assert_eq!(run.count(r as usize, "isend"), 6, "rank {r}");
+        assert_eq!(run.count(r as usize, "irecv"), 6, "rank {r}");
+        assert_eq!(run.count(r as usize, "waitall"), 2, "rank {r}");
+        assert_eq!(run.count(r as usize, "wait"), 4, "rank {r}");
+        // The MPI_ANY_SOURCE receive (tag 1) names the left neighbour each time it starts.
+        let tag1: Vec<u32> = run.actions[r as usize]
+            .iter()
+            .filter_map(|a| match a {
+                Action::Recv {
+                    src,
+                    tag: 1,
+                    blocking: false,
+                    ..
+                } => Some(*src),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tag1, vec![left; 3], "rank {r}");
+        let text = run.lines[r as usize].join("\n");
+        assert!(
+            text.contains(&format!(
+                "{r} isend {right} 1 10 0\n{r} isend {left} 2 10 0"
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("never completed"), "{text}");
+    }
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+    assert_simgrid_replays(&run);
 }

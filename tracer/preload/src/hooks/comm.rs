@@ -2,7 +2,8 @@
 //!
 //! Every member of a new communicator writes SimGrid's no-op action for the call where SimGrid
 //! has one (`comm_split`, `comm_dup`), then the communicator's `comm_def` record. A rank that
-//! gets `MPI_COMM_NULL` writes the no-op action only.
+//! gets `MPI_COMM_NULL` writes the no-op action only. Communicators made by calls not listed
+//! here (`MPI_Comm_idup`, `MPI_Intercomm_create`...) are described at their first use.
 
 use super::*;
 
@@ -47,6 +48,18 @@ creation!(
 creation!(
     /// `comm_dup`.
     CommDup((MPI_Comm, *mut MPI_Comm)).1 => Some("comm_dup")
+);
+creation!(
+    /// `comm_dup_with_info`, written as SimGrid's `comm_dup`.
+    CommDupWithInfo((MPI_Comm, mpi_sys::MPI_Info, *mut MPI_Comm)).2 => Some("comm_dup")
+);
+creation!(
+    /// `comm_create_group` (called by the group's members only): the `comm_def` only.
+    CommCreateGroup((MPI_Comm, MPI_Group, c_int, *mut MPI_Comm)).3 => None
+);
+creation!(
+    /// `intercomm_merge`: the merged intracommunicator's `comm_def`.
+    IntercommMerge((MPI_Comm, c_int, *mut MPI_Comm)).2 => None
 );
 creation!(
     /// `comm_create`: SimGrid 3.32 has no action for it, so the `comm_def` only.

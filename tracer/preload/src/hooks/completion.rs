@@ -186,7 +186,7 @@ impl Hook<SomeArgs> for WaitSome {
     }
 }
 
-/// `request_free`: the request is no longer followed.
+/// `request_free`: the request (nonblocking or persistent) is no longer followed.
 pub struct RequestFree;
 impl Hook<(Req,)> for RequestFree {
     type Stash = u64;
@@ -196,6 +196,7 @@ impl Hook<(Req,)> for RequestFree {
         Ok(handle_key(unsafe { *req }))
     }
     fn post(t: &mut Tracer, _: &(Req,), key: u64) -> Result<(), Fail> {
+        t.forget_persistent(key);
         t.untrack(key)
     }
 }

@@ -18,6 +18,10 @@
 //! * `waitall`/`testall` → `waitall` when they complete every pending point-to-point request of
 //!   the rank (SimGrid waits for all stored requests), one `wait` per request otherwise;
 //!   `waitany`/`waitsome`/`testany`/`testsome` → one `wait` per completed request.
+//! * persistent requests: `send_init` and the like record nothing; each `start`/`startall`
+//!   records the request's `isend` or `irecv`, completed like a nonblocking one.
+//! * `mprobe`/`improbe` → a comment; `mrecv`/`imrecv` → `recv`/`irecv` from the sender and
+//!   tag the probe matched.
 //! * `probe`/`iprobe` → a comment (the following receive carries the size).
 //! * nonblocking collectives → the blocking action, recorded when posted; their completion
 //!   records nothing.
@@ -33,7 +37,7 @@ use crate::mpi::{
     self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Op, MPI_Request, MPI_Status,
 };
 use crate::runtime::Hook;
-use crate::tracer::{Counts, Fail, Pending, Tracer, WaitKey};
+use crate::tracer::{CommField, Counts, Fail, Matched, Pending, Persistent, Tracer, WaitKey};
 
 mod collective;
 mod comm;

@@ -110,7 +110,10 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
                 t.on(comm, format_args!("irecv {s} {g} {n} {id}"))?;
                 None
             }
-            _ => Some(t.hole(comm)?),
+            _ => {
+                t.comm(comm)?;
+                Some(t.hole()?)
+            }
         };
         let peers = t.comm(comm)?.peers;
         let comm = t.comm_field(comm)?;
@@ -260,6 +263,120 @@ impl Hook<(c_int, c_int, MPI_Comm, *mut c_int, St)> for Probe {
     }
 }
 
+/// `mprobe`, `improbe` (when a message is found): a comment, and the message's sender kept
+/// for its `mrecv`/`imrecv`.
+pub struct Mprobe;
+type MprobeArgs = (c_int, c_int, MPI_Comm, *mut mpi::MPI_Message, St);
+impl Hook<MprobeArgs> for Mprobe {
+    type Stash = ();
+    fn post(t: &mut Tracer, &(source, tag, comm, msg, st): &MprobeArgs, _: ()) -> Result<(), Fail> {
+        matched_probe(t, "mprobe", (source, tag, comm, msg, st))
+    }
+}
+type ImprobeArgs = (
+    c_int,
+    c_int,
+    MPI_Comm,
+    *mut c_int,
+    *mut mpi::MPI_Message,
+    St,
+);
+impl Hook<ImprobeArgs> for Mprobe {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(source, tag, comm, flag, msg, st): &ImprobeArgs,
+        _: (),
+    ) -> Result<(), Fail> {
+        // SAFETY: flag output of a successful call.
+        if unsafe { *flag } == 0 {
+            return Ok(());
+        }
+        matched_probe(t, "improbe", (source, tag, comm, msg, st))
+    }
+}
+
+fn matched_probe(
+    t: &mut Tracer,
+    keyword: &str,
+    (source, tag, comm, msg, st): MprobeArgs,
+) -> Result<(), Fail> {
+    let Some((src, tag)) = matched(t, comm, source, tag, status(st))? else {
+        return Ok(()); // MPI_PROC_NULL: MPI_MESSAGE_NO_PROC, received as nothing
+    };
+    t.note(format_args!("{keyword} {src} {tag}"))?;
+    let comm = t.comm_field(comm)?;
+    // SAFETY: the message output of a successful call.
+    t.add_message(unsafe { *msg }, Matched { src, tag, comm });
+    Ok(())
+}
+
+/// `mrecv` → `recv`, `imrecv` → `irecv`, with the sender and tag of the probe that matched the
+/// message.
+pub struct Mrecv;
+impl Hook<(RB, c_int, Dt, *mut mpi::MPI_Message, St)> for Mrecv {
+    type Stash = u64;
+    fn pre(_: &mut Tracer, a: &(RB, c_int, Dt, *mut mpi::MPI_Message, St)) -> Result<u64, Fail> {
+        // SAFETY: the message argument, read before the call frees it.
+        Ok(handle_key(unsafe { *a.3 }))
+    }
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, _, _): &(RB, c_int, Dt, *mut mpi::MPI_Message, St),
+        msg: u64,
+    ) -> Result<(), Fail> {
+        let Some(m) = t.take_message(msg) else {
+            return Ok(());
+        };
+        let (n, id) = t.volume(count, dt)?;
+        t.rec(format_args!(
+            "recv {} {} {n} {id}{}",
+            m.src,
+            m.tag,
+            CommField(m.comm)
+        ))
+    }
+}
+impl Hook<(RB, c_int, Dt, *mut mpi::MPI_Message, Req)> for Mrecv {
+    type Stash = u64;
+    fn pre(_: &mut Tracer, a: &(RB, c_int, Dt, *mut mpi::MPI_Message, Req)) -> Result<u64, Fail> {
+        // SAFETY: the message argument, read before the call frees it.
+        Ok(handle_key(unsafe { *a.3 }))
+    }
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, _, req): &(RB, c_int, Dt, *mut mpi::MPI_Message, Req),
+        msg: u64,
+    ) -> Result<(), Fail> {
+        let Some(m) = t.take_message(msg) else {
+            return Ok(());
+        };
+        let (n, id) = t.volume(count, dt)?;
+        t.rec(format_args!(
+            "irecv {} {} {n} {id}{}",
+            m.src,
+            m.tag,
+            CommField(m.comm)
+        ))?;
+        let me = t.rank();
+        // SAFETY: the request output of a successful call.
+        t.track(
+            unsafe { *req },
+            Pending::Recv {
+                src: Some(m.src),
+                tag: Some(m.tag),
+                // Only read for a wildcard source, which this receive does not have.
+                peers: std::sync::Arc::from([me]),
+                comm: m.comm,
+                count: n,
+                dt: id,
+                hole: None,
+            },
+        );
+        Ok(())
+    }
+}
+
 fn probe(
     t: &mut Tracer,
     keyword: &str,
@@ -267,6 +384,101 @@ fn probe(
 ) -> Result<(), Fail> {
     if let Some((s, g)) = matched(t, comm, source, tag, status(st))? {
         t.note(format_args!("{keyword} {s} {g}"))?;
+        if keyword == "probe" {
+            // A blocking probe waits for its message: a dependency in the timestamped file.
+            let field = t.comm_field(comm)?;
+            t.stamped_only(format_args!("probe {s} {g}{}", CommField(field)))?;
+        }
     }
     Ok(())
+}
+
+/// `send_init`, `ssend_init`, `rsend_init`, `bsend_init`: nothing is recorded until
+/// `MPI_Start` (the communicator's `comm_def` is written now).
+pub struct SendInit;
+impl Hook<(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for SendInit {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, dest, tag, comm, req): &(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req),
+        _: (),
+    ) -> Result<(), Fail> {
+        let p = match t.peer(comm, dest)? {
+            None => Persistent::Null,
+            Some(dst) => {
+                let (count, dt) = t.volume(count, dt)?;
+                let comm = t.comm_field(comm)?;
+                Persistent::Send {
+                    dst,
+                    tag,
+                    count,
+                    dt,
+                    comm,
+                }
+            }
+        };
+        // SAFETY: the request output of a successful call.
+        t.add_persistent(unsafe { *req }, p);
+        Ok(())
+    }
+}
+
+/// `recv_init`: nothing is recorded until `MPI_Start`.
+pub struct RecvInit;
+impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for RecvInit {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(_, count, dt, source, tag, comm, req): &(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req),
+        _: (),
+    ) -> Result<(), Fail> {
+        let p = if source == mpi::proc_null() {
+            Persistent::Null
+        } else {
+            let (count, dt) = t.volume(count, dt)?;
+            let src = if source == mpi::any_source() {
+                None
+            } else {
+                t.peer(comm, source)?
+            };
+            let peers = t.comm(comm)?.peers;
+            Persistent::Recv {
+                src,
+                tag: (tag != mpi::any_tag()).then_some(tag),
+                peers,
+                count,
+                dt,
+                comm: t.comm_field(comm)?,
+            }
+        };
+        // SAFETY: the request output of a successful call.
+        t.add_persistent(unsafe { *req }, p);
+        Ok(())
+    }
+}
+
+/// `start`: the persistent request's `isend` or `irecv`.
+pub struct Start;
+impl Hook<(Req,)> for Start {
+    type Stash = ();
+    fn post(t: &mut Tracer, &(req,): &(Req,), _: ()) -> Result<(), Fail> {
+        // SAFETY: the request argument (a persistent request keeps its handle).
+        t.start(unsafe { *req })
+    }
+}
+
+/// `startall`: each request in order.
+pub struct StartAll;
+impl Hook<(c_int, Req)> for StartAll {
+    type Stash = ();
+    fn post(t: &mut Tracer, &(n, reqs): &(c_int, Req), _: ()) -> Result<(), Fail> {
+        if reqs.is_null() || n <= 0 {
+            return Ok(());
+        }
+        // SAFETY: an array of `n` persistent requests.
+        for &r in unsafe { std::slice::from_raw_parts(reqs, n as usize) } {
+            t.start(r)?;
+        }
+        Ok(())
+    }
 }

@@ -1,0 +1,68 @@
+//! One rank's compression (Pilgrim `000_*` §2.3 steps 3 to 5): action → call signature →
+//! terminal → Sequitur; volumes to their own stream. Usable online by a tracer: each
+//! [`RankEncoder::push`] is amortised O(1) and memory grows with the grammar, not the trace.
+
+use timeless_trace::{Action, Rank};
+
+use crate::cst::CallSignatureTable;
+use crate::grammar::Grammar;
+use crate::sequitur::Sequitur;
+use crate::signature::split;
+use crate::volume::{Precision, VolumeEncoder, VolumeStream};
+
+/// A rank's compressed trace before the cross-rank merge.
+#[derive(Debug, Clone)]
+pub struct RankTrace {
+    /// World rank.
+    pub rank: Rank,
+    /// Local call signature table (terminals of `grammar`).
+    pub cst: CallSignatureTable,
+    /// The rank's grammar, canonically numbered.
+    pub grammar: Grammar,
+    /// The rank's compute/sleep volumes.
+    pub volumes: VolumeStream,
+    /// Number of actions.
+    pub actions: u64,
+}
+
+/// Builds one rank's CST, grammar and volume stream action by action.
+#[derive(Debug, Clone)]
+pub struct RankEncoder {
+    rank: Rank,
+    cst: CallSignatureTable,
+    sequitur: Sequitur,
+    volumes: VolumeEncoder,
+}
+
+impl RankEncoder {
+    /// An encoder for world rank `rank`, storing volumes at `precision`.
+    pub fn new(rank: Rank, precision: Precision) -> Self {
+        RankEncoder {
+            rank,
+            cst: CallSignatureTable::new(),
+            sequitur: Sequitur::new(),
+            volumes: VolumeEncoder::new(precision),
+        }
+    }
+
+    /// Appends one action executed on communicator `comm` (0 = `MPI_COMM_WORLD`).
+    pub fn push(&mut self, action: &Action, comm: u32) {
+        let s = split(action, self.rank, comm);
+        if let Some(v) = s.volume {
+            self.volumes.push(v);
+        }
+        let t = self.cst.intern(&s.signature);
+        self.sequitur.push(u64::from(t));
+    }
+
+    /// Ends the rank's stream.
+    pub fn finish(self) -> RankTrace {
+        RankTrace {
+            rank: self.rank,
+            actions: self.sequitur.terminal_count(),
+            grammar: self.sequitur.finish(),
+            cst: self.cst,
+            volumes: self.volumes.finish(),
+        }
+    }
+}

@@ -1,0 +1,383 @@
+//! The compressed trace file (`.tlg`): one binary file, little-endian, documented in the
+//! README's "Compressed traces" section.
+//!
+//! ```text
+//! 0   magic      89 54 4C 47 0D 0A 1A 0A   ("\x89TLG\r\n\x1a\n": catches text-mode mangling)
+//! 8   version    u16 = 1
+//! 10  byte order u16 = 0x0102, stored 02 01 (a big-endian writer would store 01 02)
+//! 12  sections   u32 = n
+//! 16  table      n × { kind u32, reserved u32 = 0, offset u64, length u64 }  (24 bytes each)
+//! ..  sections   at their offsets, each read with a bounds-checked reader
+//! ```
+//! Sections (all integers LEB128 varints unless stated):
+//! - 1 `META`: nranks, precision (f64 bits, u64 LE; 0 = lossless), unique grammars,
+//!   words of the concatenated unique grammars, unique volume streams.
+//! - 2 `CST`: count, then per terminal: length, signature bytes ([`crate::signature`]).
+//! - 3 `GRAMMAR`: the final-pass grammar over the unique grammars' words: rule count, then per
+//!   rule: body length, then per symbol: code (2·t terminal, 2·r+1 rule), exponent.
+//! - 4 `RANKS`: per rank: grammar index, volume stream index.
+//! - 5 `VOLUMES`: count, then per stream: value count, block count, per block: length, zstd bytes.
+//! - 6 `TRACER_META` (optional): the bytes of the tracer's `trace-meta.json` (what overhead
+//!   compensation reads), kept verbatim so a compressed trace replays like its text.
+//!
+//! Unknown section kinds are skipped (later versions may add sections). Every decoding error
+//! names the byte offset where it was found; no input makes the decoder panic.
+
+use crate::error::{corrupt, GrammarError};
+use crate::grammar::{Grammar, Symbol};
+use crate::trace::CompressedTrace;
+use crate::varint::{put_u64, Reader};
+use crate::volume::{Precision, VolumeStream};
+
+/// The file's first eight bytes.
+pub const MAGIC: [u8; 8] = [0x89, b'T', b'L', b'G', b'\r', b'\n', 0x1a, b'\n'];
+/// Format version written and read.
+pub const VERSION: u16 = 1;
+const BYTE_ORDER: u16 = 0x0102;
+/// Largest word count of the unique grammars accepted when reading (a guard against a tiny
+/// corrupt grammar that expands to an enormous one): 2^27 words.
+pub const MAX_META_WORDS: u64 = 1 << 27;
+
+const META: u32 = 1;
+const CST: u32 = 2;
+const GRAMMAR: u32 = 3;
+const RANKS: u32 = 4;
+const VOLUMES: u32 = 5;
+const TRACER_META: u32 = 6;
+
+/// Byte sizes of a file's parts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartSizes {
+    /// Header and section table.
+    pub header: usize,
+    /// `META` section.
+    pub meta: usize,
+    /// `CST` section.
+    pub cst: usize,
+    /// `GRAMMAR` section.
+    pub grammar: usize,
+    /// `RANKS` section.
+    pub ranks: usize,
+    /// `VOLUMES` section.
+    pub volumes: usize,
+    /// `TRACER_META` section (0 when absent).
+    pub tracer_meta: usize,
+}
+
+impl PartSizes {
+    /// Whole file.
+    pub fn total(&self) -> usize {
+        self.header
+            + self.meta
+            + self.cst
+            + self.grammar
+            + self.ranks
+            + self.volumes
+            + self.tracer_meta
+    }
+}
+
+/// True if `bytes` starts with the format's magic number.
+pub fn is_compressed(bytes: &[u8]) -> bool {
+    bytes.starts_with(&MAGIC)
+}
+
+fn grammar_bytes(g: &Grammar, out: &mut Vec<u8>) {
+    put_u64(out, g.rule_count() as u64);
+    for r in 0..g.rule_count() as u32 {
+        let body = g.body(r);
+        put_u64(out, body.len() as u64);
+        for &(s, e) in body {
+            put_u64(
+                out,
+                match s {
+                    Symbol::Terminal(t) => t << 1,
+                    Symbol::Rule(q) => (u64::from(q) << 1) | 1,
+                },
+            );
+            put_u64(out, e);
+        }
+    }
+}
+
+/// Serialises `trace`; returns the bytes and the size of each part.
+pub fn write(trace: &CompressedTrace) -> (Vec<u8>, PartSizes) {
+    let words: u64 = trace
+        .grammars
+        .iter()
+        .map(|g| g.to_words().len() as u64)
+        .sum();
+    let mut meta = Vec::new();
+    put_u64(&mut meta, u64::from(trace.nranks));
+    meta.extend_from_slice(&trace.precision.as_f64().to_bits().to_le_bytes());
+    put_u64(&mut meta, trace.grammars.len() as u64);
+    put_u64(&mut meta, words);
+    put_u64(&mut meta, trace.volumes.len() as u64);
+
+    let mut cst = Vec::new();
+    put_u64(&mut cst, trace.cst.len() as u64);
+    for s in &trace.cst {
+        put_u64(&mut cst, s.len() as u64);
+        cst.extend_from_slice(s);
+    }
+
+    let mut grammar = Vec::new();
+    grammar_bytes(&trace.meta, &mut grammar);
+
+    let mut ranks = Vec::new();
+    for r in 0..trace.nranks as usize {
+        put_u64(&mut ranks, u64::from(trace.grammar_of_rank[r]));
+        put_u64(&mut ranks, u64::from(trace.volumes_of_rank[r]));
+    }
+
+    let mut volumes = Vec::new();
+    put_u64(&mut volumes, trace.volumes.len() as u64);
+    for v in &trace.volumes {
+        put_u64(&mut volumes, v.count);
+        put_u64(&mut volumes, v.blocks.len() as u64);
+        for b in &v.blocks {
+            put_u64(&mut volumes, b.len() as u64);
+            volumes.extend_from_slice(b);
+        }
+    }
+
+    let mut sections = vec![
+        (META, meta),
+        (CST, cst),
+        (GRAMMAR, grammar),
+        (RANKS, ranks),
+        (VOLUMES, volumes),
+    ];
+    if let Some(m) = &trace.tracer_meta {
+        sections.push((TRACER_META, m.clone()));
+    }
+    let header = 16 + 24 * sections.len();
+    let mut out = Vec::with_capacity(header + sections.iter().map(|s| s.1.len()).sum::<usize>());
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&BYTE_ORDER.to_le_bytes());
+    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    let mut offset = header as u64;
+    for (kind, body) in &sections {
+        out.extend_from_slice(&kind.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&offset.to_le_bytes());
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        offset += body.len() as u64;
+    }
+    for (_, body) in &sections {
+        out.extend_from_slice(body);
+    }
+    let sizes = PartSizes {
+        header,
+        meta: sections[0].1.len(),
+        cst: sections[1].1.len(),
+        grammar: sections[2].1.len(),
+        ranks: sections[3].1.len(),
+        volumes: sections[4].1.len(),
+        tracer_meta: sections.get(5).map_or(0, |s| s.1.len()),
+    };
+    (out, sizes)
+}
+
+/// Decodes a file.
+///
+/// # Errors
+/// [`GrammarError::Corrupt`] with the byte offset of the first field that does not decode, or
+/// [`GrammarError::Invalid`] for well-formed bytes describing an inconsistent trace.
+pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> {
+    let mut h = Reader::new(bytes, 0);
+    let magic = h.take(8, "magic number")?;
+    if magic != MAGIC {
+        return Err(corrupt(
+            0,
+            "not a timeless compressed trace (bad magic number)",
+        ));
+    }
+    let version = h.u16_le("version")?;
+    if version != VERSION {
+        return Err(corrupt(
+            8,
+            format!("format version {version}, this build reads {VERSION}"),
+        ));
+    }
+    let bom = h.u16_le("byte order mark")?;
+    if bom != BYTE_ORDER {
+        return Err(corrupt(
+            10,
+            format!("byte order mark {bom:#06x}, expected 0x0102 (little-endian)"),
+        ));
+    }
+    let n = h.u32_le("section count")? as usize;
+    if n > h.remaining() / 24 {
+        return Err(corrupt(12, format!("{n} sections do not fit the file")));
+    }
+    let mut found: [Option<(usize, usize)>; 7] = [None; 7];
+    for i in 0..n {
+        let at = h.offset();
+        let kind = h.u32_le("section kind")?;
+        h.u32_le("reserved")?;
+        let offset = h.u64_le("section offset")?;
+        let length = h.u64_le("section length")?;
+        let end = offset.checked_add(length);
+        if !matches!(end, Some(e) if e <= bytes.len() as u64) {
+            return Err(corrupt(at, format!("section {i} (kind {kind}) spans {offset}+{length}, past the end of the {}-byte file", bytes.len())));
+        }
+        if let Some(slot) = found.get_mut(kind as usize) {
+            if kind != 0 {
+                if slot.is_some() {
+                    return Err(corrupt(at, format!("section kind {kind} appears twice")));
+                }
+                *slot = Some((offset as usize, length as usize));
+            }
+        }
+    }
+    let header = h.offset();
+    let section = |kind: u32, name: &str| -> Result<Reader<'_>, GrammarError> {
+        let (off, len) = found[kind as usize]
+            .ok_or_else(|| corrupt(12, format!("section {name} (kind {kind}) missing")))?;
+        Ok(Reader::new(&bytes[off..off + len], off))
+    };
+    let size = |kind: u32| found[kind as usize].map_or(0, |s| s.1);
+
+    let mut m = section(META, "META")?;
+    let nranks = m.varint_u32("rank count")?;
+    let at = m.offset();
+    let precision = Precision::from_f64(f64::from_bits(m.u64_le("precision")?))
+        .ok_or_else(|| corrupt(at, "precision must be 0 (lossless) or in [1e-9, 0.5]"))?;
+    let at = m.offset();
+    let unique = m.varint("unique grammar count")?;
+    let words = m.varint("grammar word count")?;
+    if words > MAX_META_WORDS {
+        return Err(corrupt(
+            at,
+            format!("{words} grammar words exceed the reader's limit {MAX_META_WORDS}"),
+        ));
+    }
+    let unique_volumes = m.varint("unique volume stream count")?;
+
+    let mut c = section(CST, "CST")?;
+    let ncst = c.count("CST entry count", 2)?;
+    let mut cst = Vec::with_capacity(ncst);
+    let mut cst_offsets = Vec::with_capacity(ncst);
+    for _ in 0..ncst {
+        let len = c.count("signature length", 1)?;
+        cst_offsets.push(c.offset());
+        cst.push(Box::<[u8]>::from(c.take(len, "signature")?));
+    }
+
+    let mut g = section(GRAMMAR, "GRAMMAR")?;
+    let gat = g.offset();
+    let nrules = g.count("rule count", 1)?;
+    let mut body = Vec::new();
+    let mut starts = vec![0u32];
+    for _ in 0..nrules {
+        let len = g.count("body length", 2)?;
+        for _ in 0..len {
+            let at = g.offset();
+            let code = g.varint("symbol")?;
+            let exp = g.varint("exponent")?;
+            let sym = if code & 1 == 0 {
+                Symbol::Terminal(code >> 1)
+            } else {
+                Symbol::Rule(
+                    u32::try_from(code >> 1).map_err(|_| corrupt(at, "rule id exceeds 32 bits"))?,
+                )
+            };
+            body.push((sym, exp));
+        }
+        starts.push(body.len() as u32);
+    }
+    let meta = Grammar::from_parts(body, starts).map_err(|e| corrupt(gat, e.to_string()))?;
+    if meta.expanded_len() != words {
+        return Err(corrupt(
+            gat,
+            format!(
+                "the grammar expands to {} words, META says {words}",
+                meta.expanded_len()
+            ),
+        ));
+    }
+    let all: Vec<u64> = meta.expand().collect();
+    let mut grammars = Vec::new();
+    let mut pos = 0usize;
+    for i in 0..unique {
+        let (gr, used) = Grammar::from_words(&all[pos..])
+            .map_err(|e| corrupt(gat, format!("unique grammar {i}: {e}")))?;
+        grammars.push(gr);
+        pos += used;
+    }
+    if pos != all.len() {
+        return Err(corrupt(
+            gat,
+            format!(
+                "{} grammar words left after {unique} grammars",
+                all.len() - pos
+            ),
+        ));
+    }
+
+    let mut r = section(RANKS, "RANKS")?;
+    let mut grammar_of_rank = Vec::new();
+    let mut volumes_of_rank = Vec::new();
+    for _ in 0..nranks {
+        grammar_of_rank.push(r.varint_u32("grammar index")?);
+        volumes_of_rank.push(r.varint_u32("volume stream index")?);
+    }
+
+    let mut v = section(VOLUMES, "VOLUMES")?;
+    let vat = v.offset();
+    let nv = v.count("volume stream count", 2)?;
+    if nv as u64 != unique_volumes {
+        return Err(corrupt(
+            vat,
+            format!("{nv} volume streams, META says {unique_volumes}"),
+        ));
+    }
+    let mut volumes = Vec::with_capacity(nv);
+    for _ in 0..nv {
+        let at = v.offset();
+        let count = v.varint("value count")?;
+        let nblocks = v.count("block count", 1)?;
+        if count.div_ceil(crate::volume::BLOCK_VALUES as u64) != nblocks as u64 {
+            return Err(corrupt(
+                at,
+                format!(
+                    "{count} values need {} blocks, found {nblocks}",
+                    count.div_ceil(crate::volume::BLOCK_VALUES as u64)
+                ),
+            ));
+        }
+        let mut blocks = Vec::with_capacity(nblocks);
+        for _ in 0..nblocks {
+            let len = v.count("block length", 1)?;
+            blocks.push(v.take(len, "zstd block")?.to_vec());
+        }
+        volumes.push(VolumeStream { count, blocks });
+    }
+
+    let tracer_meta = found[TRACER_META as usize].map(|(off, len)| bytes[off..off + len].to_vec());
+    let trace = CompressedTrace {
+        tracer_meta,
+        nranks,
+        precision,
+        cst,
+        cst_offsets,
+        grammars,
+        meta,
+        grammar_of_rank,
+        volumes,
+        volumes_of_rank,
+    };
+    trace.validate()?;
+    let sizes = PartSizes {
+        header,
+        meta: size(META),
+        cst: size(CST),
+        grammar: size(GRAMMAR),
+        ranks: size(RANKS),
+        volumes: size(VOLUMES),
+        tracer_meta: size(TRACER_META),
+    };
+    Ok((trace, sizes))
+}
