@@ -14,7 +14,11 @@
 //!    `smpi/send-is-detached-thresh`, so that SimGrid's model reproduces the fitted line.
 //! 5. [`pingpong_sim`] replays the ping-pong on our simulator with the written platform and
 //!    configuration, to check the model against the measurements.
+//!
+//! Compute: [`compute`] derives a host's wall-clock flop rate from a traced run with
+//! timestamps (seed 003 §5); the reference-kernel speed is in `timeless-refkernel`.
 
+pub mod compute;
 mod error;
 pub mod fit;
 pub mod input;

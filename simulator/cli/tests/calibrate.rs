@@ -257,3 +257,42 @@ fn malformed_skampi_names_file_and_line() {
         "log.ski:3: time 'ten' is not a number",
     );
 }
+
+/// `calibrate compute --from-trace`: rank 0 computes 3e6 flops in 5 ms of wall time (4 ms + 1 ms
+/// between calls) and rank 1 2e6 flops in 10 ms: 6e8 and 2e8 flop/s; the mean over ranks is
+/// 4e8 flop/s.
+#[test]
+fn compute_from_trace_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = dir.path().join("tr");
+    std::fs::create_dir(&t).unwrap();
+    std::fs::write(
+        t.join("rank-0.txt"),
+        "0 init\n0 compute 2e6\n0 send 1 0 8 6\n0 compute 1e6\n0 recv 1 0 8 6\n0 finalize\n",
+    )
+    .unwrap();
+    std::fs::write(
+        t.join("rank-0.timed.txt"),
+        "0 10.0 10.0 init\n0 10.004 10.005 send 1 0 8 6\n0 10.006 10.010 recv 1 0 8 6\n0 10.011 10.011 finalize\n",
+    )
+    .unwrap();
+    std::fs::write(
+        t.join("rank-1.txt"),
+        "1 init\n1 recv 0 0 8 6\n1 compute 2e6\n1 send 0 0 8 6\n1 finalize\n",
+    )
+    .unwrap();
+    std::fs::write(
+        t.join("rank-1.timed.txt"),
+        "1 10.0 10.0 init\n1 10.0 10.005 recv 0 0 8 6\n1 10.015 10.016 send 0 0 8 6\n1 10.02 10.02 finalize\n",
+    )
+    .unwrap();
+    let (out, err, code) = timeless(dir.path(), &["calibrate", "compute", "--from-trace", "tr"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("rank 0: 2 bursts"), "{out}");
+    assert!(out.contains("rank 1: 1 bursts"), "{out}");
+    assert!(out.contains("speed: 4.000000e8 flop/s"), "{out}");
+    std::fs::remove_file(t.join("rank-1.timed.txt")).unwrap();
+    let (_, err, code) = timeless(dir.path(), &["calibrate", "compute", "--from-trace", "tr"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("rank-1.timed.txt is missing"), "{err}");
+}

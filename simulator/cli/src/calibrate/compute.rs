@@ -1,6 +1,8 @@
 //! `timeless calibrate compute`: the host speed in flop/s, measured with the reference kernel
 //! (`timeless-refkernel`: the tracer converts CPU seconds into flops with the same kernel, so a
-//! traced burst replays in its measured time on a host of this speed).
+//! traced burst replays in its measured time on a host of this speed). With `--from-trace`, the
+//! seed's method instead (003 §5): the wall-clock flop rate of the compute bursts of traced runs
+//! (`timeless trace --timestamps`), weighted per rank, averaged over ranks and runs.
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -13,6 +15,10 @@ pub struct ComputeArgs {
     /// Number of measurements; the median is reported (each takes about 0.1 s).
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
+    /// Trace directories of `timeless trace --timestamps` runs (repeat for several runs): report
+    /// the bursts' wall-clock flop rate instead of running the kernel.
+    #[arg(long, value_name = "DIR")]
+    pub from_trace: Vec<std::path::PathBuf>,
 }
 
 /// Median speed over `runs` measurements of the reference kernel, in flop/s, with a progress
@@ -35,6 +41,9 @@ pub fn measure_speed(runs: usize) -> (f64, Vec<f64>) {
 
 /// Runs `timeless calibrate compute`.
 pub fn run(args: ComputeArgs) -> Result<(), Failure> {
+    if !args.from_trace.is_empty() {
+        return from_trace(&args.from_trace);
+    }
     let (speed, all) = measure_speed(args.runs);
     let min = all.iter().copied().fold(f64::INFINITY, f64::min);
     let max = all.iter().copied().fold(0.0, f64::max);
@@ -43,6 +52,35 @@ pub fn run(args: ComputeArgs) -> Result<(), Failure> {
         all.len()
     );
     println!("kernel: daxpy y = a*x + y on 512 doubles, 2 flops per element, C -O2 scalar, thread CPU time");
+    println!("platform: <host ... speed=\"{speed:.6e}f\"/>");
+    Ok(())
+}
+
+fn from_trace(dirs: &[std::path::PathBuf]) -> Result<(), Failure> {
+    use timeless_calibrate::compute::run_rate;
+    let mut means = Vec::new();
+    for dir in dirs {
+        let run = run_rate(dir).map_err(|e| Failure::Input(e.into()))?;
+        println!("{}:", dir.display());
+        for r in &run.ranks {
+            println!(
+                "  rank {}: {} bursts, {:.4e} flops in {:.6} s: {:.4e} flop/s",
+                r.rank,
+                r.bursts,
+                r.flops,
+                r.wall_secs,
+                r.flops_per_sec()
+            );
+        }
+        let m = run.flops_per_sec();
+        println!("  run: {m:.4e} flop/s (mean over ranks)");
+        means.push(m);
+    }
+    let speed = means.iter().sum::<f64>() / means.len() as f64;
+    println!(
+        "speed: {speed:.6e} flop/s (wall-clock rate of the compute bursts, mean of {} run(s))",
+        means.len()
+    );
     println!("platform: <host ... speed=\"{speed:.6e}f\"/>");
     Ok(())
 }
