@@ -9,7 +9,10 @@
 //! 2. **traced** once with the tracer (as `timeless trace` does), with `TIMELESS_REF_SPEED` set
 //!    to the calibrated host speed, so that a burst of t CPU seconds replays in t seconds;
 //! 3. **predicted**: the trace replayed on the calibrated platform (`platform.xml`, `smpi.cfg`
-//!    and `hostfile` of `timeless calibrate network`), ranks placed round-robin on its hosts.
+//!    and `hostfile` of `timeless calibrate network`), ranks placed round-robin on its hosts;
+//!    and **predicted@rate**: the same with the hosts' speed set to the wall-clock flop rate of
+//!    the traced run's compute bursts (seed 003 §5's flop-rate calibration; the trace is taken
+//!    with timestamps for this), which folds the CPU share the ranks really got into the speed.
 //!
 //! The table also gives the ranks' CPU share in the untraced runs (CPU time / (ranks × wall
 //! time), read from `/proc/self/stat`): the tracer records compute as thread CPU time, so on a
@@ -193,6 +196,10 @@ struct Row {
     cpu_share: f64,
     baseline_secs: f64,
     predicted_secs: f64,
+    /// Wall-clock flop rate of the traced run's compute bursts (seed 003 §5), flop/s.
+    trace_rate: Option<f64>,
+    /// The replay with every host at `trace_rate`.
+    trace_rate_predicted_secs: Option<f64>,
     mode: String,
 }
 
@@ -320,20 +327,38 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
             "TIMELESS_REF_SPEED",
             &format!("{speed:e}"),
         );
+        export(
+            &mut traced,
+            imp,
+            args.command.len(),
+            "TIMELESS_TIMESTAMPS",
+            "1",
+        );
         timed_run(&traced).map_err(Failure::Other)?;
         bar.inc(1);
         bar.set_message(format!("N={np}: simulating"));
         let traces = TraceSource::open(&trace_dir.join("trace-list.txt"))
             .map_err(|e| Failure::Other(anyhow!("the traced run left no usable trace: {e}")))?;
-        let dep = deployment::from_hostfile(&hostfile, &platform, Some(np))
-            .map_err(|e| input(e.into()))?;
-        let hosts: Vec<_> = dep.ranks.iter().map(|r| r.host).collect();
-        let placement: Vec<_> = (0..np).map(|i| hosts[i % hosts.len()]).collect();
-        let sim = Simulation::new(&platform, &placement, &traces, cfg.clone())
-            .map_err(|e| Failure::Other(e.into()))?;
-        let report = sim
-            .run(&mut NoObserver)
-            .map_err(|e| Failure::Other(e.into()))?;
+        let predicted_secs = replay(&platform, &hostfile, np, &traces, &cfg)?;
+        // The seed's flop rate: the wall-clock rate of this run's compute bursts.
+        let trace_rate = timeless_calibrate::compute::run_rate(&trace_dir)
+            .ok()
+            .map(|r| r.flops_per_sec())
+            .filter(|&r| r > 0.0);
+        let trace_rate_predicted_secs = match trace_rate {
+            Some(rate) => {
+                let xml = std::fs::read_to_string(&platform_path)
+                    .map_err(|e| Failure::Other(e.into()))?;
+                let p = Platform::from_xml(
+                    &with_host_speed(&xml, rate),
+                    &platform_path.display().to_string(),
+                    &PlatformOptions::default(),
+                )
+                .map_err(|e| Failure::Other(e.into()))?;
+                Some(replay(&p, &hostfile, np, &traces, &cfg)?)
+            }
+            None => None,
+        };
         bar.inc(1);
         rows.push(Row {
             np,
@@ -343,7 +368,9 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
                 .collect(),
             cpu_share: median(&shares).expect("reps >= 1"),
             baseline_secs,
-            predicted_secs: report.simulated_time_secs,
+            predicted_secs,
+            trace_rate,
+            trace_rate_predicted_secs,
             mode: mode_name(&mode),
         });
     }
@@ -362,6 +389,10 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         pts(&|r| r.measured.iter().copied().fold(0.0, f64::max)),
         pts(&|r| r.predicted_secs),
     );
+    let pred_rate: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| r.trace_rate_predicted_secs.map(|v| (r.np as f64, v)))
+        .collect();
     let title = format!(
         "{}: measured vs predicted",
         Path::new(&args.command[0])
@@ -398,6 +429,14 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
                 size: 3,
             },
             Series {
+                label: "predicted at the traced bursts' flop rate (seed 003 §5)",
+                points: &pred_rate,
+                markers: false,
+                color: RGBColor(31, 119, 180),
+                filled: false,
+                size: 0,
+            },
+            Series {
                 label: "predicted (timeless on the calibrated platform)",
                 points: &pred,
                 markers: false,
@@ -417,6 +456,44 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Replays `traces` on `platform` with ranks placed round-robin on the hosts of `hostfile`.
+fn replay(
+    platform: &Platform,
+    hostfile: &Path,
+    np: usize,
+    traces: &TraceSource,
+    cfg: &ReplayConfig,
+) -> Result<f64, Failure> {
+    let dep = deployment::from_hostfile(hostfile, platform, Some(np))
+        .map_err(|e| Failure::Input(e.into()))?;
+    let hosts: Vec<_> = dep.ranks.iter().map(|r| r.host).collect();
+    let placement: Vec<_> = (0..np).map(|i| hosts[i % hosts.len()]).collect();
+    let sim = Simulation::new(platform, &placement, traces, cfg.clone())
+        .map_err(|e| Failure::Other(e.into()))?;
+    let report = sim
+        .run(&mut NoObserver)
+        .map_err(|e| Failure::Other(e.into()))?;
+    Ok(report.simulated_time_secs)
+}
+
+/// `xml` with every `speed="..."` attribute set to `flops_per_sec` (the platforms written by
+/// `timeless calibrate network` have no other `speed` attribute).
+fn with_host_speed(xml: &str, flops_per_sec: f64) -> String {
+    let mut out = String::with_capacity(xml.len());
+    let mut rest = xml;
+    while let Some(i) = rest.find("speed=\"") {
+        let value_start = i + "speed=\"".len();
+        out.push_str(&rest[..value_start]);
+        out.push_str(&format!("{flops_per_sec:e}f"));
+        let end = rest[value_start..]
+            .find('"')
+            .map_or(rest.len(), |j| value_start + j);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn mode_name(mode: &Mode) -> String {
     match mode {
         Mode::Regular => "regular".into(),
@@ -433,7 +510,7 @@ fn error_pct(r: &Row) -> f64 {
 fn table(rows: &[Row]) -> String {
     use std::fmt::Write;
     let mut s = String::from(
-        "ranks  mode          measured median       min       max   predicted   error  cpu share\n",
+        "ranks  mode          measured median       min       max   predicted   error  cpu share   trace rate  predicted@rate   error\n",
     );
     for r in rows {
         let m = median(&r.measured).expect("reps");
@@ -441,7 +518,7 @@ fn table(rows: &[Row]) -> String {
         let hi = r.measured.iter().copied().fold(0.0, f64::max);
         let _ = writeln!(
             s,
-            "{:>5}  {:<12} {:>14.6} {:>9.6} {:>9.6} {:>11.6} {:>+6.1}% {:>9.0}%",
+            "{:>5}  {:<12} {:>14.6} {:>9.6} {:>9.6} {:>11.6} {:>+6.1}% {:>9.0}% {:>12} {:>15} {:>7}",
             r.np,
             r.mode,
             m,
@@ -449,12 +526,17 @@ fn table(rows: &[Row]) -> String {
             hi,
             r.predicted_secs,
             error_pct(r),
-            100.0 * r.cpu_share
+            100.0 * r.cpu_share,
+            r.trace_rate.map_or("-".into(), |v| format!("{v:.3e}")),
+            r.trace_rate_predicted_secs
+                .map_or("-".into(), |v| format!("{v:.6}")),
+            r.trace_rate_predicted_secs
+                .map_or("-".into(), |v| format!("{:+.1}%", 100.0 * (v - m) / m)),
         );
     }
     let _ = writeln!(
         s,
-        "(seconds; measured = wall time of the launcher minus the median launch baseline: {};\n cpu share = CPU time of the ranks / (ranks x wall time), median of the untraced runs)",
+        "(seconds; measured = wall time of the launcher minus the median launch baseline: {};\n cpu share = CPU time of the ranks / (ranks x wall time), median of the untraced runs;\n trace rate = wall-clock flop rate of the traced run's compute bursts (seed 003 §5), predicted@rate = replay with hosts at that speed)",
         rows.iter()
             .map(|r| format!("N={} {:.3} s", r.np, r.baseline_secs))
             .collect::<Vec<_>>()
@@ -465,7 +547,7 @@ fn table(rows: &[Row]) -> String {
 
 fn csv(rows: &[Row]) -> String {
     let mut s = String::from(
-        "ranks,mode,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,predicted_secs,error_pct,cpu_share,measured_secs\n",
+        "ranks,mode,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,predicted_secs,error_pct,cpu_share,trace_rate_flops_per_sec,trace_rate_predicted_secs,measured_secs\n",
     );
     for r in rows {
         let m = median(&r.measured).expect("reps");
@@ -473,15 +555,60 @@ fn csv(rows: &[Row]) -> String {
         let hi = r.measured.iter().copied().fold(0.0, f64::max);
         let all: Vec<String> = r.measured.iter().map(|x| format!("{x:.6}")).collect();
         s.push_str(&format!(
-            "{},{},{m:.6},{lo:.6},{hi:.6},{:.6},{:.9},{:.2},{:.3},{}\n",
+            "{},{},{m:.6},{lo:.6},{hi:.6},{:.6},{:.9},{:.2},{:.3},{},{},{}\n",
             r.np,
             r.mode,
             r.baseline_secs,
             r.predicted_secs,
             error_pct(r),
             r.cpu_share,
+            r.trace_rate.map_or(String::new(), |v| format!("{v:.6e}")),
+            r.trace_rate_predicted_secs
+                .map_or(String::new(), |v| format!("{v:.9}")),
             all.join(" ")
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_speed_is_replaced() {
+        let xml = r#"<host id="a" speed="1e9f" core="2"/><host id="b" speed="2Gf"/>"#;
+        assert_eq!(
+            with_host_speed(xml, 3.5e9),
+            r#"<host id="a" speed="3.5e9f" core="2"/><host id="b" speed="3.5e9f"/>"#
+        );
+    }
+
+    #[test]
+    fn tracer_variables_are_stripped() {
+        let l = Launch {
+            program: "mpirun".into(),
+            args: [
+                "-np",
+                "2",
+                "-x",
+                "LD_PRELOAD=/x.so",
+                "-x",
+                "TIMELESS_OUT=/o",
+                "-x",
+                "FOO=1",
+                "./a",
+            ]
+            .map(OsString::from)
+            .to_vec(),
+            env: vec![],
+        };
+        let u = untraced(&l);
+        assert_eq!(
+            u.args,
+            ["-np", "2", "-x", "FOO=1", "./a"]
+                .map(OsString::from)
+                .to_vec()
+        );
+    }
 }
