@@ -20,9 +20,15 @@ pub const KERNEL_FLOPS_PER_REP: f64 = 1024.0;
 /// Minimum CPU time of one timed run, seconds.
 pub const MIN_RUN_SECS: f64 = 0.02;
 
+/// Serialises calls: the C kernel works on static arrays (as the tracer's copy does), so two
+/// threads running it at once would corrupt each other's checksum.
+static KERNEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Runs the kernel `reps` times; returns a checksum (so the work cannot be optimised away).
+/// Calls from several threads are serialised.
 pub fn daxpy(reps: i64) -> f64 {
-    // SAFETY: pure C function on its own static arrays.
+    let _guard = KERNEL.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: C function on its own static arrays, which the lock keeps to one caller.
     unsafe { timeless_refkernel_daxpy(reps as std::ffi::c_long) }
 }
 
