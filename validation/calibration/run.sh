@@ -16,4 +16,5 @@ fi
 # The same measurements with 4 segments, to see what the cache-size cliff costs the 3-segment fit.
 "$target/release/timeless" calibrate network --from-csv "$out/pingpong.csv" --segments 4 \
     --out "$out/segments4" --speed "$(sed -n 's/.*speed="\([^"]*\)f".*/\1/p' "$out/platform.xml")"
+rm "$out/segments4/pingpong.csv" # the same samples as "$out/pingpong.csv"
 "$target/release/timeless" calibrate compute --runs 5 | tee "$out/compute.txt"
