@@ -272,7 +272,9 @@ impl<'p> Simulation<'p> {
         }
     }
 
-    /// Turns an action on communicator `comm` (the rank's own id) into steps.
+    /// Turns an action on communicator `comm` (the rank's own id) into steps. On a
+    /// sub-communicator, peers and roots are world ranks that must be members, matching happens
+    /// within it only, and collectives run over its comm ranks.
     fn expand(&mut self, r: u32, action: Action, comm: CommId) -> Result<(), ReplayError> {
         let invalid = |s: &Self, why: String| ReplayError::Invalid {
             at: s.loc(r),
@@ -285,11 +287,11 @@ impl<'p> Simulation<'p> {
             ));
         };
         if g != 0 {
-            return self.expand_in(r, action, g);
+            self.check_members(r, g, &action)?;
         }
         let n = self.ranks.len() as u32;
         let st = &mut self.ranks[r as usize];
-        let t = |tag: i32| tag_in(0, tag);
+        let t = |tag: i32| tag_in(g, tag);
         match action {
             Action::CommDef { id, world_ranks } => {
                 self.comms
@@ -380,113 +382,13 @@ impl<'p> Simulation<'p> {
                     st.steps.push_back(Step::WaitGroup);
                 }
             }
-            other => self.expand_collective(r, &other, 0, r, n)?,
-        }
-        Ok(())
-    }
-
-    /// Turns an action on sub-communicator `g` into steps: peers and roots are world ranks and
-    /// must be members; matching happens within `g` only.
-    fn expand_in(&mut self, r: u32, action: Action, g: GlobalComm) -> Result<(), ReplayError> {
-        let invalid = |s: &Self, why: String| ReplayError::Invalid {
-            at: s.loc(r),
-            what: why,
-        };
-        let size = self.comms.members(g).len() as u32;
-        let member = |s: &Self, w: u32, what: &str| -> Result<(), ReplayError> {
-            match s.comms.comm_rank(g, w) {
-                Some(_) => Ok(()),
-                None => Err(invalid(
-                    s,
-                    format!(
-                        "{what} {w} is not a member of the communicator (world ranks {:?})",
-                        s.comms.members(g)
-                    ),
-                )),
-            }
-        };
-        let t = |tag: i32| tag_in(g, tag);
-        match action {
-            Action::Send {
-                dst,
-                tag,
-                count,
-                dt,
-                blocking,
-            } => {
-                member(self, dst, "destination")?;
-                let bytes = self.ranks[r as usize].bytes(count, dt);
-                let dest = if blocking { Dest::Block } else { Dest::Store };
-                self.push_send(r, dst, t(tag), bytes, dest);
-            }
-            Action::Recv {
-                src,
-                tag,
-                count,
-                dt,
-                blocking,
-            } => {
-                member(self, src, "source")?;
-                let st = &mut self.ranks[r as usize];
-                let dest = if blocking { Dest::Block } else { Dest::Store };
-                let size = match count {
-                    RecvCount::Count(c) => RecvSize::Bytes(st.bytes(c, dt)),
-                    RecvCount::FromSender => RecvSize::FromSender,
-                    RecvCount::Probe => {
-                        st.steps.push_back(Step::Probe {
-                            peer: src,
-                            tag: t(tag),
-                        });
-                        RecvSize::FromSender
-                    }
-                };
-                st.steps.push_back(Step::Recv {
-                    peer: src,
-                    tag: t(tag),
-                    size,
-                    dest,
-                });
-            }
-            Action::Wait(RequestKey::Key { src, dst, tag }) => self.ranks[r as usize]
-                .steps
-                .push_back(Step::WaitKey(Some((src, dst, t(tag))))),
-            Action::Wait(RequestKey::Oldest) => {
-                self.ranks[r as usize].steps.push_back(Step::WaitKey(None))
-            }
-            Action::Test(RequestKey::Key { src, dst, tag }) => self.ranks[r as usize]
-                .steps
-                .push_back(Step::Test((src, dst, t(tag)))),
-            Action::Test(RequestKey::Oldest) => {}
-            Action::SendRecv {
-                send_count,
-                dst,
-                recv_count,
-                src,
-                send_dt,
-                recv_dt,
-            } => {
-                member(self, dst, "destination")?;
-                member(self, src, "source")?;
-                let st = &self.ranks[r as usize];
-                let sb = st.bytes(send_count, send_dt);
-                let rb = st.bytes(recv_count, recv_dt);
-                if !(dst == r && src == r) {
-                    self.push_send(r, dst, t(0), sb, Dest::Group);
-                    let st = &mut self.ranks[r as usize];
-                    st.steps.push_back(Step::Recv {
-                        peer: src,
-                        tag: t(0),
-                        size: RecvSize::Bytes(rb),
-                        dest: Dest::Group,
-                    });
-                    st.steps.push_back(Step::WaitGroup);
-                }
-            }
+            collective if g == 0 => self.expand_collective(r, &collective, 0, r, n)?,
             collective => {
                 let me = self
                     .comms
                     .comm_rank(g, r)
                     .expect("a rank resolves only communicators it is a member of");
+                let size = self.comms.members(g).len() as u32;
                 let local =
                     localize_root(&collective, |w| self.comms.comm_rank(g, w)).map_err(|w| {
                         invalid(
@@ -498,6 +400,30 @@ impl<'p> Simulation<'p> {
                         )
                     })?;
                 self.expand_collective(r, &local, g, me, size)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The peers of a point-to-point action on sub-communicator `g` must be among its members.
+    fn check_members(&self, r: u32, g: GlobalComm, action: &Action) -> Result<(), ReplayError> {
+        let peers = match *action {
+            Action::Send { dst, .. } => [Some((dst, "destination")), None],
+            Action::Recv { src, .. } => [Some((src, "source")), None],
+            Action::SendRecv { dst, src, .. } => {
+                [Some((dst, "destination")), Some((src, "source"))]
+            }
+            _ => [None, None],
+        };
+        for (w, what) in peers.into_iter().flatten() {
+            if self.comms.comm_rank(g, w).is_none() {
+                return Err(ReplayError::Invalid {
+                    at: self.loc(r),
+                    what: format!(
+                        "{what} {w} is not a member of the communicator (world ranks {:?})",
+                        self.comms.members(g)
+                    ),
+                });
             }
         }
         Ok(())
