@@ -311,6 +311,28 @@ fn matched_probe(
     Ok(())
 }
 
+/// Records the receive (`keyword`) of the message a matched probe returned, with the probe's
+/// sender and tag; `None` if the probe was not recorded. Returns the match, count and datatype id.
+fn matched_recv(
+    t: &mut Tracer,
+    keyword: &str,
+    count: c_int,
+    dt: Dt,
+    msg: u64,
+) -> Result<Option<(Matched, u64, u8)>, Fail> {
+    let Some(m) = t.take_message(msg) else {
+        return Ok(None);
+    };
+    let (n, id) = t.volume(count, dt)?;
+    t.rec(format_args!(
+        "{keyword} {} {} {n} {id}{}",
+        m.src,
+        m.tag,
+        CommField(m.comm)
+    ))?;
+    Ok(Some((m, n, id)))
+}
+
 /// `mrecv` → `recv`, `imrecv` → `irecv`, with the sender and tag of the probe that matched the
 /// message.
 pub struct Mrecv;
@@ -325,16 +347,7 @@ impl Hook<(RB, c_int, Dt, *mut mpi::MPI_Message, St)> for Mrecv {
         &(_, count, dt, _, _): &(RB, c_int, Dt, *mut mpi::MPI_Message, St),
         msg: u64,
     ) -> Result<(), Fail> {
-        let Some(m) = t.take_message(msg) else {
-            return Ok(());
-        };
-        let (n, id) = t.volume(count, dt)?;
-        t.rec(format_args!(
-            "recv {} {} {n} {id}{}",
-            m.src,
-            m.tag,
-            CommField(m.comm)
-        ))
+        matched_recv(t, "recv", count, dt, msg).map(|_| ())
     }
 }
 impl Hook<(RB, c_int, Dt, *mut mpi::MPI_Message, Req)> for Mrecv {
@@ -348,16 +361,9 @@ impl Hook<(RB, c_int, Dt, *mut mpi::MPI_Message, Req)> for Mrecv {
         &(_, count, dt, _, req): &(RB, c_int, Dt, *mut mpi::MPI_Message, Req),
         msg: u64,
     ) -> Result<(), Fail> {
-        let Some(m) = t.take_message(msg) else {
+        let Some((m, n, id)) = matched_recv(t, "irecv", count, dt, msg)? else {
             return Ok(());
         };
-        let (n, id) = t.volume(count, dt)?;
-        t.rec(format_args!(
-            "irecv {} {} {n} {id}{}",
-            m.src,
-            m.tag,
-            CommField(m.comm)
-        ))?;
         let me = t.rank();
         // SAFETY: the request output of a successful call.
         t.track(
