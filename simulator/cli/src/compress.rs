@@ -152,27 +152,16 @@ fn tracer_meta_file(
     Ok(None)
 }
 
-/// The tracer metadata embedded in `path` if it is a compressed trace that has one.
-pub fn embedded_tracer_meta(path: &Path) -> Result<Option<TraceMeta>, Failure> {
-    let mut head = [0u8; 8];
-    let n = match std::fs::File::open(path) {
-        Ok(mut f) => {
-            use std::io::Read;
-            f.read(&mut head).unwrap_or(0)
-        }
-        Err(_) => return Ok(None),
-    };
-    if !format::is_compressed(&head[..n]) {
-        return Ok(None);
-    }
-    let (trace, _) = load(path)?;
-    let Some(bytes) = trace.tracer_meta else {
-        return Ok(None);
-    };
+/// Parses the tracer metadata embedded in the compressed trace `path` (its `TRACER_META`
+/// section, `bytes`).
+///
+/// # Errors
+/// The section is not UTF-8 or not valid `trace-meta.json`: bad input.
+pub fn embedded_tracer_meta(path: &Path, bytes: Vec<u8>) -> Result<TraceMeta, Failure> {
     let name = PathBuf::from(format!("{}#{META_FILE}", path.display()));
     let text = String::from_utf8(bytes)
         .map_err(|_| Failure::Input(anyhow!("{}: not UTF-8", name.display())))?;
-    input(TraceMeta::parse(&name, &text)).map(Some)
+    input(TraceMeta::parse(&name, &text))
 }
 
 /// Runs `timeless stats`.

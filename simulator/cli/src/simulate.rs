@@ -124,12 +124,12 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         eprintln!("timeless: notice: {notice}");
     }
 
-    let (traces, mut first_file) = match &args.trace {
+    let (traces, mut first_file, embedded) = match &args.trace {
         Some(t) => {
-            let (set, first) = open_traces(t)?;
-            (Some(set), first)
+            let opened = open_traces(t)?;
+            (Some(opened.set), opened.first_file, opened.embedded_meta)
         }
-        None => (None, None),
+        None => (None, None, None),
     };
     let np = args.np.or_else(|| traces.as_ref().and_then(|t| t.ranks()));
     let dep = match (&args.deployment, &args.hostfile) {
@@ -188,14 +188,10 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         }
     }
 
-    let embedded = match &args.trace {
-        Some(t) if !args.no_compensation => crate::compress::embedded_tracer_meta(t)?,
-        _ => None,
-    };
-    let meta = match (args.no_compensation, embedded) {
-        (true, _) => None,
-        (false, Some(m)) => Some(Ok(m)),
-        (false, None) => Some(crate::compensate::find_meta(
+    let meta = match (args.no_compensation, embedded, &args.trace) {
+        (true, _, _) => None,
+        (false, Some(bytes), Some(t)) => Some(Ok(crate::compress::embedded_tracer_meta(t, bytes)?)),
+        (false, _, _) => Some(crate::compensate::find_meta(
             args.trace.as_deref(),
             first_file.as_deref(),
         )?),
@@ -250,10 +246,8 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
 }
 
 /// Opens a trace argument: a compressed trace (recognised by its magic number) or a TI text
-/// trace (list file or shared file); with the first rank's file of a text trace (where the
-/// tracer's `trace-meta.json` is looked for).
-#[allow(clippy::type_complexity)]
-fn open_traces(path: &Path) -> Result<(Box<dyn TraceSet>, Option<PathBuf>), Failure> {
+/// trace (list file or shared file).
+fn open_traces(path: &Path) -> Result<OpenedTrace, Failure> {
     let mut head = [0u8; 8];
     let n = {
         use std::io::Read;
@@ -266,21 +260,36 @@ fn open_traces(path: &Path) -> Result<(Box<dyn TraceSet>, Option<PathBuf>), Fail
         )?
     };
     if timeless_grammar::format::is_compressed(&head[..n]) {
-        let (trace, _) = crate::compress::load(path)?;
-        return Ok((
-            Box::new(timeless_grammar::CompressedTraceSet::new(
+        let (mut trace, _) = crate::compress::load(path)?;
+        let embedded_meta = trace.tracer_meta.take();
+        return Ok(OpenedTrace {
+            set: Box::new(timeless_grammar::CompressedTraceSet::new(
                 trace,
                 path.to_path_buf(),
             )),
-            None,
-        ));
+            first_file: None,
+            embedded_meta,
+        });
     }
     let source = input(TraceSource::open(path))?;
-    let first = match &source {
+    let first_file = match &source {
         TraceSource::PerRank(v) => v.first().cloned(),
         TraceSource::Shared(p) => Some(p.clone()),
     };
-    Ok((Box::new(source), first))
+    Ok(OpenedTrace {
+        set: Box::new(source),
+        first_file,
+        embedded_meta: None,
+    })
+}
+
+/// A trace argument, opened.
+struct OpenedTrace {
+    set: Box<dyn TraceSet>,
+    /// First rank's file of a text trace: `trace-meta.json` is looked for next to it.
+    first_file: Option<PathBuf>,
+    /// `trace-meta.json` bytes embedded in a compressed trace (decoded once, with the trace).
+    embedded_meta: Option<Vec<u8>>,
 }
 
 fn apply(cfg: &mut ReplayConfig, item: &str) -> Result<(), String> {
