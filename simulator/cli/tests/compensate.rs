@@ -21,11 +21,14 @@ fn timeless(dir: &Path, args: &[&str]) -> (String, String, i32) {
 // O = 0.25 s (both ranks), C = 1 ms/byte, 100 bytes: copy = 0.1 s.
 // Rank 0: region [0,1] -> [0, 0.75]; send [1,1.25] -> [0.75, 0.75] (gaps 0 and 0.25 - O = 0).
 // Rank 1: region [0,1.5] -> [0, 1.25]; recv [1.5,3]: enter 1.25; m.2 (1.5 > 1.25);
-//   Comm_min = (1.25 - 0.75) + 0.1 = 0.6; lower max(0.2, 0.6) -> 1.35; upper max(2, 0.6) -> 2.75.
+//   Comm_min = (1.25 - 0.75) + 0.1 = 0.6; lower max(0.2, 0.6) -> 1.35; upper: the send event
+//   is enter.send_m + O = 1.25, max(3 - 1.25, 0.6) = 1.75 -> 0.75 + 1.75 = 2.5.
 // Barrier: rank 0 enters 0.75 + max(0, 0 - 0.25) = 0.75 (measured 1.25), rank 1 enters at its
-//   recv exit (1.35 / 2.75, measured 3). j = rank 1 (3), k = rank 1: exits = k + (3.5 - 3):
-//   lower 1.85, upper 3.25. Totals: measured 3.5, lower 1.85, upper 3.25.
-// Wait at N x N of rank 0: measured 3 - 1.25 = 1.75; lower 1.35 - 0.75 = 0.6; upper 2.75 - 0.75 = 2.
+//   recv exit (1.35 / 2.5, measured 3). The operations start at enter_m + O = 1.5 and 3.25:
+//   j = rank 1 (3.25), k = rank 1: exits = k + (3.5 - 3.25): lower 1.6, upper 2.75.
+//   Totals: measured 3.5, lower 1.6, upper 2.75.
+// Wait at N x N of rank 0: measured 3 - 1.25 = 1.75; lower 1.35 - 0.75 = 0.6;
+//   upper 2.5 - 0.75 = 1.75.
 const TRACE: &str = "# m.2 then a barrier
 0 region 0 1 work
 0 send 1 1.25 1 0 100
@@ -60,16 +63,16 @@ fn csv_summary_and_timeline_carry_the_hand_derived_times() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines[1],
-        "0,3,3.500000000,1.850000000,3.250000000,0.000000000,0.000000000,0.000000000,1.750000000,0.600000000,2.000000000"
+        "0,3,3.500000000,1.600000000,2.750000000,0.000000000,0.000000000,0.000000000,1.750000000,0.600000000,1.750000000"
     );
     assert_eq!(
         lines[3],
-        "total,6,3.500000000,1.850000000,3.250000000,0.000000000,0.000000000,0.000000000,1.750000000,0.600000000,2.000000000"
+        "total,6,3.500000000,1.600000000,2.750000000,0.000000000,0.000000000,0.000000000,1.750000000,0.600000000,1.750000000"
     );
     let tl = std::fs::read_to_string(dir.path().join("tl.csv")).unwrap();
     assert!(
         tl.contains(
-            "1,1,5,recv,,1.500000000,3.000000000,1.250000000,1.350000000,1.250000000,2.750000000\n"
+            "1,1,5,recv,,1.500000000,3.000000000,1.250000000,1.350000000,1.250000000,2.500000000\n"
         ),
         "{tl}"
     );
@@ -85,7 +88,7 @@ fn csv_summary_and_timeline_carry_the_hand_derived_times() {
         .unwrap();
     assert_eq!(recv_upper["tid"], 1);
     assert!((recv_upper["ts"].as_f64().unwrap() - 1.25e6).abs() < 1e-6);
-    assert!((recv_upper["dur"].as_f64().unwrap() - 1.5e6).abs() < 1e-6);
+    assert!((recv_upper["dur"].as_f64().unwrap() - 1.25e6).abs() < 1e-6);
 }
 
 #[test]
@@ -110,11 +113,11 @@ fn text_summary_uses_trace_metadata_and_says_so() {
         "{out}"
     );
     assert!(
-        out.contains("Approximated total time (lower):  1.850000000 s"),
+        out.contains("Approximated total time (lower):  1.600000000 s"),
         "{out}"
     );
     assert!(
-        out.contains("Approximated total time (upper):  3.250000000 s"),
+        out.contains("Approximated total time (upper):  2.750000000 s"),
         "{out}"
     );
     let tl = std::fs::read_to_string(dir.path().join("tl.txt")).unwrap();

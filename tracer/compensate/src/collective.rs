@@ -6,7 +6,7 @@
 //!   with the earliest measured exit. The measured synchronisation time is clamped at zero (it
 //!   can only be negative with skewed clocks), so every exit follows the last approximated enter.
 //! * 1-to-n: each (root, receiver) pair is a point-to-point message with `send := enter.send`
-//!   (the root's enter) and `recv := exit.recv` (the receiver's exit), approximated with the
+//!   (the root's operation start: its enter plus its enter overhead) and `recv := exit.recv` (the receiver's exit), approximated with the
 //!   upper bound (eq. 10 and its minimum, eq. 8), as §3.3 says. The root does not wait: its exit
 //!   is an independent event.
 //! * n-to-1 (our extension, the mirror of 1-to-n): each (member, root) pair is a message from the
@@ -26,6 +26,9 @@ pub struct Member {
     /// Measured enter and exit, seconds.
     pub enter_m: f64,
     pub exit_m: f64,
+    /// Measured start of the operation: `enter_m` plus the member's enter overhead `O`
+    /// (see the engine's "Where an event's overhead lies"), seconds.
+    pub start_m: f64,
     /// Approximated enter per bound, seconds.
     pub enter_a: Pair,
     /// Per-peer payload with the root, bytes.
@@ -43,7 +46,8 @@ pub struct NToNExits {
 
 /// Eq. 12 or 13 over `members` (all of them, non-empty).
 pub fn n_to_n(members: &[Member], rule: NToNRule) -> NToNExits {
-    let latest_enter_m = members.iter().map(|m| m.enter_m).fold(f64::MIN, f64::max); // enter_m^j
+    // enter_m^j, taken where the operation starts (after the member's enter overhead).
+    let latest_enter_m = members.iter().map(|m| m.start_m).fold(f64::MIN, f64::max);
     let mut latest_enter_a = [f64::MIN; 2]; // enter_a^k
     for m in members {
         for (k, e) in latest_enter_a.iter_mut().zip(m.enter_a) {
@@ -76,7 +80,7 @@ pub fn n_to_n(members: &[Member], rule: NToNRule) -> NToNExits {
 /// receiver's payload.
 pub fn one_to_n_receiver(root: &Member, m: &Member, copy_secs: f64) -> Pair {
     let msg = MeasuredMessage {
-        send_secs: root.enter_m,
+        send_secs: root.start_m,
         exit_send_secs: root.exit_m,
         enter_recv_secs: m.enter_m,
         recv_secs: m.exit_m,
@@ -94,7 +98,7 @@ pub fn n_to_one_root(root: &Member, members: &[Member], copy_secs: impl Fn(u64) 
     let mut exit = root.enter_a;
     for m in members.iter().filter(|m| m.rank != root.rank) {
         let msg = MeasuredMessage {
-            send_secs: m.enter_m,
+            send_secs: m.start_m,
             exit_send_secs: m.exit_m,
             enter_recv_secs: root.enter_m,
             recv_secs: root.exit_m,

@@ -33,6 +33,16 @@
 //! the measured gap minus `O`, never by less than zero (eq. 1, per event, so the subtracted
 //! overhead accumulates with the number of events). A rank's first event keeps its measured
 //! time. Dependent exits (receives, collective exits) come from eqs. 3-13 instead.
+//!
+//! Where an event's overhead lies: a tracer takes an event's timestamp and then does its own
+//! work (reading the CPU clock, formatting the record), so the overhead `O` of an enter event
+//! lies between the enter timestamp and the MPI call, and that of an exit event after the exit
+//! timestamp. The operation itself therefore starts at `enter_m + O`: this is the paper's
+//! `send` event, distinct from `enter.send` (§3.2), and the start a dependent formula measures
+//! communication from (eq. 2's `send_m`, the latest enter `enter_m^j` of eqs. 12-13, the
+//! root's send of 1-to-n). `recv` and `exit.recv` coincide. Taking `send_m = enter.send_m`
+//! would keep the sender's enter overhead inside every measured communication time `Comm_m`
+//! and leave one `O` per message on the critical path.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -173,6 +183,9 @@ struct MsgKey {
 
 #[derive(Debug, Clone, Copy)]
 struct Sent {
+    /// The send's measured enter, seconds.
+    enter_send_m: f64,
+    /// The send event: measured enter plus the sender's enter overhead, seconds.
     send_m: f64,
     exit_send_m: f64,
     send_a: Pair,
@@ -412,8 +425,10 @@ impl<'p, S: TimedStream> Engine<'p, S> {
                     comm,
                     tag,
                 };
+                let o = self.params.overhead_of(r);
                 self.queues.entry(key).or_default().push_back(Sent {
-                    send_m: rec.enter_secs,
+                    enter_send_m: rec.enter_secs,
+                    send_m: rec.enter_secs + o,
                     exit_send_m: rec.exit_secs,
                     send_a: enter_a,
                 });
@@ -492,7 +507,7 @@ impl<'p, S: TimedStream> Engine<'p, S> {
             }
         }
         let acc = &mut self.ranks[r as usize].acc;
-        acc.late_sender_m += late_sender(rec.enter_secs, rec.exit_secs, sent.send_m);
+        acc.late_sender_m += late_sender(rec.enter_secs, rec.exit_secs, sent.enter_send_m);
         for (i, ls) in acc.late_sender_a.iter_mut().enumerate() {
             *ls += late_sender(enter_a[i], exit_a[i], sent.send_a[i]);
         }
@@ -565,9 +580,12 @@ impl<'p, S: TimedStream> Engine<'p, S> {
                 )),
             ));
         }
+        let start_m = rec.enter_secs + self.params.overhead_of(r);
+        let inst = self.instances.get_mut(&key).expect("instance exists");
         inst.members[pos] = Some(Member {
             rank: r,
             enter_m: rec.enter_secs,
+            start_m,
             exit_m: rec.exit_secs,
             enter_a,
             bytes: match rec.kind {

@@ -1,6 +1,11 @@
 //! Hand-derived timelines for each case of `004_*` §3. Every expected value is derived in the
 //! comment next to its test, from the paper's equations; times are chosen so the arithmetic is
 //! exact in binary where possible (tolerance 1e-12 otherwise).
+//!
+//! A tracer does its own work right after each timestamp, so a call's operation starts `O` after
+//! its enter timestamp: the paper's `send` event is `enter.send_m + O` (and likewise the start
+//! of a collective), while `recv` is `exit.recv_m` (see the engine's "Where an event's overhead
+//! lies").
 
 use timeless_compensate::{
     compensate, CollectSink, CollectedRecord, CopyCost, ErrorKind, NToNRule, Params, Summary,
@@ -66,10 +71,12 @@ fn m1_a1_receiver_waits_for_the_compensated_send() {
     // Rank 0: region [0,1]: enter_a = 0 (first event), exit_a = 0 + (1 - 0 - 0.1) = 0.9.
     //         send [1,1.5]: send_a = 0.9 + max(0, 0 - 0.1) = 0.9; exit_a = 0.9 + (0.5 - 0.1) = 1.3.
     // Rank 1: recv [0.5,2]: enter.recv_a = 0.5 (first event).
-    //   m.1: enter.recv_m 0.5 <= exit.send_m 1.5; Comm_m = recv_m - send_m = 2 - 1 = 1 (eq. 2).
-    //   a.1: send_a + Comm_m = 1.9 > 0.5, so recv_a = 1.9 (eq. 3), both bounds.
-    // Late sender: measured min(1, 2) - 0.5 = 0.5; approximated min(0.9, 1.9) - 0.5 = 0.4.
-    // Total: measured 2 - 0 = 2; approximated max(1.3, 1.9) - 0 = 1.9.
+    //   m.1: enter.recv_m 0.5 <= exit.send_m 1.5; send_m = enter.send_m + O = 1.1, so
+    //   Comm_m = recv_m - send_m = 2 - 1.1 = 0.9 (eq. 2).
+    //   a.1: send_a + Comm_m = 1.8 > 0.5, so recv_a = 1.8 (eq. 3), both bounds.
+    // Late sender (from the send's enter): measured min(1, 2) - 0.5 = 0.5; approximated
+    // min(0.9, 1.8) - 0.5 = 0.4.
+    // Total: measured 2 - 0 = 2; approximated max(1.3, 1.8) - 0 = 1.8.
     let (sink, s) = run(
         2,
         &[
@@ -81,12 +88,12 @@ fn m1_a1_receiver_waits_for_the_compensated_send() {
     );
     assert_times(rec(&sink, 0, 0), [0.0; 2], [0.9; 2]);
     assert_times(rec(&sink, 0, 1), [0.9; 2], [1.3; 2]);
-    assert_times(rec(&sink, 1, 0), [0.5; 2], [1.9; 2]);
+    assert_times(rec(&sink, 1, 0), [0.5; 2], [1.8; 2]);
     assert_eq!(s.cases, [[1, 0, 0], [1, 0, 0]]);
     assert!(close(s.ranks[1].late_sender_m, 0.5));
     assert!(close(s.ranks[1].late_sender_a[LO], 0.4) && close(s.ranks[1].late_sender_a[UP], 0.4));
     assert!(close(s.total_m, 2.0));
-    assert!(close(s.total_a[LO], 1.9) && close(s.total_a[UP], 1.9));
+    assert!(close(s.total_a[LO], 1.8) && close(s.total_a[UP], 1.8));
 }
 
 #[test]
@@ -95,8 +102,8 @@ fn m1_a2_message_already_there_costs_one_copy() {
     // Rank 0: region [0,2]: exit_a = 0 + (2 - 1) = 1; send [2,3]: send_a = 1 + max(0, 0 - 1) = 1,
     //         exit_a = 1 + max(0, 1 - 1) = 1.
     // Rank 1: region [0,1.5]: exit_a = 1.5; recv [1.5,2.25]: enter.recv_a = 1.5.
-    //   m.1: 1.5 <= exit.send_m 3; Comm_m = 2.25 - 2 = 0.25 (eq. 2).
-    //   a.2: send_a + Comm_m = 1.25 <= 1.5, so recv_a = enter.recv_a + copy = 1.75 (eq. 4).
+    //   m.1: 1.5 <= exit.send_m 3; send_m = 2 + O = 3, Comm_m = 2.25 - 3 = -0.75 (eq. 2).
+    //   a.2: send_a + Comm_m = 0.25 <= 1.5, so recv_a = enter.recv_a + copy = 1.75 (eq. 4).
     // Late sender: measured min(2, 2.25) - 1.5 = 0.5; approximated max(0, min(1, 1.75) - 1.5) = 0.
     // Total: measured 3, approximated max(1, 1.75) = 1.75.
     let (sink, s) = run(
@@ -127,8 +134,9 @@ fn m2_bounds_with_the_minimum_communication_time() {
     //   m.2: enter.recv_m 1.5 > exit.send_m 1.25.
     //   Comm_min = (1.0 - 0.75) + 0.1 = 0.35 (eq. 8).
     //   lower: max(2 x 0.1, 0.35) = 0.35 (eq. 9) -> recv_a = 0.75 + 0.35 = 1.1 (the minimum binds).
-    //   upper: max(3 - 1, 0.35) = 2 (eq. 10)      -> recv_a = 0.75 + 2 = 2.75.
-    // Totals: measured 3; lower 1.1; upper 2.75.
+    //   upper: send_m = enter.send_m + O = 1.25; max(3 - 1.25, 0.35) = 1.75 (eq. 10)
+    //          -> recv_a = 0.75 + 1.75 = 2.5.
+    // Totals: measured 3; lower 1.1; upper 2.5.
     let (sink, s) = run(
         2,
         &[
@@ -140,10 +148,10 @@ fn m2_bounds_with_the_minimum_communication_time() {
         &params(&[0.25, 0.5], 0.001),
     );
     assert_times(rec(&sink, 0, 1), [0.75; 2], [0.75; 2]);
-    assert_times(rec(&sink, 1, 1), [1.0; 2], [1.1, 2.75]);
+    assert_times(rec(&sink, 1, 1), [1.0; 2], [1.1, 2.5]);
     assert_eq!(s.cases, [[0, 0, 1], [0, 0, 1]]);
     assert!(close(s.total_m, 3.0));
-    assert!(close(s.total_a[LO], 1.1) && close(s.total_a[UP], 2.75));
+    assert!(close(s.total_a[LO], 1.1) && close(s.total_a[UP], 2.5));
 }
 
 #[test]
@@ -172,25 +180,26 @@ fn n_to_n_exits_follow_the_latest_compensated_enter() {
     // O = 0.1, 0.1, 0.7 s on ranks 0, 1, 2; C = 0.
     // Regions [0,1], [0,2], [0,2.5] end at 0.9, 1.9, 1.8; barrier enters at
     // 0.9, 1.9, 1.8 (gap 0 after the region: max(0, 0 - O) = 0).
-    // j (latest measured enter) = rank 2 at 2.5; k (latest approximated enter) = rank 1 at 1.9.
-    // Eq. 13: exit_a^i = 1.9 + (exit_m^i - 2.5): rank 0: 1.9 + 0.5 = 2.4; rank 1: 1.9 + 0.6 = 2.5;
-    //         rank 2: 1.9 + 0.7 = 2.6.
-    // Eq. 12: l (earliest measured exit) = rank 0 at 3.0: every exit_a = 1.9 + 0.5 = 2.4.
+    // The operations start at enter_m + O = 1.1, 2.1, 3.2.
+    // j (latest measured start) = rank 2 at 3.2; k (latest approximated enter) = rank 1 at 1.9.
+    // Eq. 13: exit_a^i = 1.9 + (exit_m^i - 3.2): rank 0: 1.9 + 0.8 = 2.7; rank 1: 1.9 + 0.9 = 2.8;
+    //         rank 2: 1.9 + 1.0 = 2.9.
+    // Eq. 12: l (earliest measured exit) = rank 0 at 4.0: every exit_a = 1.9 + 0.8 = 2.7.
     // Wait at N x N: measured 2.5 - enter_m = 1.5, 0.5, 0; approximated 1.9 - enter_a = 1.0, 0, 0.1
     // (the perturbation reversed who waits: rank 2 now waits for rank 1).
     let lines = [
         "0 region 0 1 a",
-        "0 barrier 1 3.0 0",
+        "0 barrier 1 4.0 0",
         "1 region 0 2 a",
-        "1 barrier 2 3.1 0",
+        "1 barrier 2 4.1 0",
         "2 region 0 2.5 a",
-        "2 barrier 2.5 3.2 0",
+        "2 barrier 2.5 4.2 0",
     ];
     let mut p = params(&[0.1, 0.1, 0.7], 0.0);
     let (sink, s) = run(3, &lines, &p);
-    assert_times(rec(&sink, 0, 1), [0.9; 2], [2.4; 2]);
-    assert_times(rec(&sink, 1, 1), [1.9; 2], [2.5; 2]);
-    assert_times(rec(&sink, 2, 1), [1.8; 2], [2.6; 2]);
+    assert_times(rec(&sink, 0, 1), [0.9; 2], [2.7; 2]);
+    assert_times(rec(&sink, 1, 1), [1.9; 2], [2.8; 2]);
+    assert_times(rec(&sink, 2, 1), [1.8; 2], [2.9; 2]);
     let wait_m: Vec<f64> = s.ranks.iter().map(|a| a.wait_nxn_m).collect();
     let wait_a: Vec<f64> = s.ranks.iter().map(|a| a.wait_nxn_a[LO]).collect();
     for (got, want) in wait_m.iter().zip([1.5, 0.5, 0.0]) {
@@ -202,7 +211,7 @@ fn n_to_n_exits_follow_the_latest_compensated_enter() {
     p.n_to_n = NToNRule::Common;
     let (sink, _) = run(3, &lines, &p);
     for r in 0..3 {
-        assert!(close(rec(&sink, r, 1).exit_a[LO], 2.4));
+        assert!(close(rec(&sink, r, 1).exit_a[LO], 2.7));
     }
 }
 
@@ -213,11 +222,11 @@ fn one_to_n_receivers_use_the_upper_bound_from_the_root_enter() {
     //   1.9 + (0.5 - 0.1) = 2.3.
     // Rank 1: bcast [0.5,2.75] is its first record: enter_a = 0.5. It is processed before the root
     //   (measured-time order), waits, and resumes when the root enters.
-    //   send := root enter (send_m 2, send_a 1.9), recv := exit (recv_m 2.75).
-    //   Comm_min = (0.5 - 1.9) + 0.1 = -1.3; comm = max(2.75 - 2, -1.3) = 0.75 (eqs. 8, 10)
-    //   -> exit_a = 1.9 + 0.75 = 2.65.
+    //   send := root's start (send_m 2 + O = 2.1, send_a 1.9), recv := exit (recv_m 2.75).
+    //   Comm_min = (0.5 - 1.9) + 0.1 = -1.3; comm = max(2.75 - 2.1, -1.3) = 0.65 (eqs. 8, 10)
+    //   -> exit_a = 1.9 + 0.65 = 2.55.
     // Rank 2: region [0,3] -> 2.9; bcast [3,3.5]: enter_a 2.9.
-    //   Comm_min = (2.9 - 1.9) + 0.1 = 1.1; comm = max(3.5 - 2, 1.1) = 1.5 -> exit_a = 3.4.
+    //   Comm_min = (2.9 - 1.9) + 0.1 = 1.1; comm = max(3.5 - 2.1, 1.1) = 1.4 -> exit_a = 3.3.
     let (sink, s) = run(
         3,
         &[
@@ -230,9 +239,9 @@ fn one_to_n_receivers_use_the_upper_bound_from_the_root_enter() {
         &params(&[0.1], 0.01),
     );
     assert_times(rec(&sink, 0, 1), [1.9; 2], [2.3; 2]);
-    assert_times(rec(&sink, 1, 0), [0.5; 2], [2.65; 2]);
-    assert_times(rec(&sink, 2, 1), [2.9; 2], [3.4; 2]);
-    assert!(close(s.total_m, 3.5) && close(s.total_a[UP], 3.4));
+    assert_times(rec(&sink, 1, 0), [0.5; 2], [2.55; 2]);
+    assert_times(rec(&sink, 2, 1), [2.9; 2], [3.3; 2]);
+    assert!(close(s.total_m, 3.5) && close(s.total_a[UP], 3.3));
 }
 
 #[test]
@@ -241,9 +250,9 @@ fn n_to_one_root_waits_for_the_last_member_message() {
     // Rank 0 (root): reduce [1,3] is its first record: enter_a = 1.
     // Rank 1: region [0,2] -> exit_a 1.75; reduce [2,2.5]: enter_a 1.75 + max(0, -0.25) = 1.75,
     //   exit independent: 1.75 + (0.5 - 0.25) = 2.0.
-    // Root: message from rank 1, send := its enter (2 measured, 1.75 approximated),
-    //   recv := root exit (3): Comm_min = (1 - 1.75) + 0 = -0.75, comm = max(3 - 2, -0.75) = 1
-    //   -> 2.75; root exit_a = max(enter_a 1, 2.75) = 2.75.
+    // Root: message from rank 1, send := its start (2 + O = 2.25 measured, 1.75 approximated),
+    //   recv := root exit (3): Comm_min = (1 - 1.75) + 0 = -0.75,
+    //   comm = max(3 - 2.25, -0.75) = 0.75 -> 2.5; root exit_a = max(enter_a 1, 2.5) = 2.5.
     let (sink, _) = run(
         2,
         &[
@@ -254,7 +263,7 @@ fn n_to_one_root_waits_for_the_last_member_message() {
         &params(&[0.25], 0.0),
     );
     assert_times(rec(&sink, 1, 1), [1.75; 2], [2.0; 2]);
-    assert_times(rec(&sink, 0, 0), [1.0; 2], [2.75; 2]);
+    assert_times(rec(&sink, 0, 0), [1.0; 2], [2.5; 2]);
 }
 
 #[test]
@@ -332,12 +341,13 @@ fn a_long_ping_pong_keeps_the_window_flat() {
 fn a_probe_waits_for_the_send_and_leaves_the_message_to_the_receive() {
     // O = 0.1 s, C = 0.01 s/byte x 10 bytes = 0.1 s.
     // Rank 0: region [0,2] -> exit_a 1.9; send [2,2.5]: send_a 1.9, exit_a 1.9 + 0.4 = 2.3.
+    // The send event is enter.send_m + O = 2.1.
     // Rank 1: probe [0.5,2.25] (first record, enter_a 0.5): m.1 (0.5 <= 2.5),
-    //   Comm_m = 2.25 - 2 = 0.25; a.1 (1.9 + 0.25 = 2.15 > 0.5): exit_a = 2.15.
-    //   recv [2.25,2.5]: enter_a = 2.15 + max(0, 0 - 0.1) = 2.15; m.1 (2.25 <= 2.5),
-    //   Comm_m = 2.5 - 2 = 0.5; a.1 (2.4 > 2.15): exit_a = 2.4.
+    //   Comm_m = 2.25 - 2.1 = 0.15; a.1 (1.9 + 0.15 = 2.05 > 0.5): exit_a = 2.05.
+    //   recv [2.25,2.5]: enter_a = 2.05 + max(0, 0 - 0.1) = 2.05; m.1 (2.25 <= 2.5),
+    //   Comm_m = 2.5 - 2.1 = 0.4; a.1 (2.3 > 2.05): exit_a = 2.3.
     // Only the receive is counted as a message. Late sender: probe measured min(2, 2.25) - 0.5
-    // = 1.5, approximated min(1.9, 2.15) - 0.5 = 1.4; the receive adds 0 to both.
+    // = 1.5, approximated min(1.9, 2.05) - 0.5 = 1.4; the receive adds 0 to both.
     let (sink, s) = run(
         2,
         &[
@@ -348,8 +358,8 @@ fn a_probe_waits_for_the_send_and_leaves_the_message_to_the_receive() {
         ],
         &params(&[0.1], 0.01),
     );
-    assert_times(rec(&sink, 1, 0), [0.5; 2], [2.15; 2]);
-    assert_times(rec(&sink, 1, 1), [2.15; 2], [2.4; 2]);
+    assert_times(rec(&sink, 1, 0), [0.5; 2], [2.05; 2]);
+    assert_times(rec(&sink, 1, 1), [2.05; 2], [2.3; 2]);
     assert_eq!(s.cases, [[1, 0, 0], [1, 0, 0]]);
     assert!(close(s.ranks[1].late_sender_m, 1.5));
     assert!(close(s.ranks[1].late_sender_a[LO], 1.4));
