@@ -34,12 +34,16 @@
 //! * **Files** ([`meta`], [`setup`]): `rank-<r>.txt`, `trace-list.txt`, `trace-meta.json`;
 //!   with `TIMELESS_TIMESTAMPS=1`, `rank-<r>.timed.txt` and `timed-list.txt` ([`stamps`], which
 //!   also injects per-event cost for experiments, `TIMELESS_INJECT_NS`).
+//! * **Gathering** ([`gather`], called from [`finalize`]): with `TIMELESS_GATHER_OUT`, the
+//!   ranks' files travel to rank 0's node over MPI (k-nomial tree) before `MPI_Finalize`.
 
 pub mod args;
 pub mod calibrate;
 pub mod clock;
 pub mod control;
+pub mod finalize;
 pub mod fortran;
+pub mod gather;
 pub mod hooks;
 pub mod init;
 pub mod meta;

@@ -5,7 +5,9 @@
 //! list and metadata files. The exchange happens even when a rank could not open its trace file
 //! (that rank then runs untraced), so a local failure never leaves the others waiting.
 //!
-//! Environment: `TIMELESS_OUT` (trace directory, default `timeless-trace`),
+//! Environment: `TIMELESS_OUT` (trace directory, default `timeless-trace`; `%r` in it stands
+//! for the world rank), `TIMELESS_GATHER_OUT`, `TIMELESS_GATHER_RADIX` and
+//! `TIMELESS_GATHER_KEEP` (see `gather`),
 //! `TIMELESS_BUFFER_BYTES` (write threshold, default 1 MiB), `TIMELESS_MIN_BURST_SECS` (shorter
 //! bursts are carried over to the next one, default 1e-6 s), `TIMELESS_REF_SPEED` (flop/s,
 //! replaces the calibration; `timeless trace` sets it) and `TIMELESS_REF_SPEED_SOURCE` (where it
@@ -58,6 +60,13 @@ fn env_f64(name: &str) -> Option<f64> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
 
+/// Rank `rank`'s trace directory: `TIMELESS_OUT` (default `timeless-trace`), each `%r` in it
+/// replaced by the world rank (per-rank directories, e.g. node-local ones gathered at the end).
+pub fn trace_dir(rank: u32) -> PathBuf {
+    let out = std::env::var("TIMELESS_OUT").unwrap_or_else(|_| "timeless-trace".into());
+    PathBuf::from(out.replace("%r", &rank.to_string()))
+}
+
 /// Starts tracing; called once `MPI_Init` succeeded.
 pub fn start(what: &str) {
     runtime::guarded_startup(what, || {
@@ -72,8 +81,7 @@ fn try_start() -> Result<(), Fail> {
     let (rank, size) = mpi::rank_size(world).ok_or_else(|| Fail::new("MPI_Comm_rank failed"))?;
     let (rank, size) = (rank as u32, size as u32);
     runtime::set_rank(i64::from(rank));
-    let dir =
-        PathBuf::from(std::env::var("TIMELESS_OUT").unwrap_or_else(|_| "timeless-trace".into()));
+    let dir = trace_dir(rank);
     let buffer = env_f64("TIMELESS_BUFFER_BYTES").map_or(1 << 20, |v| v.max(1.0) as usize);
     // Experiments on the tracer's intrusion (see `stamps`); set before any wrapper runs traced.
     if std::env::var("TIMELESS_TIMESTAMPS").is_ok_and(|v| !v.is_empty() && v != "0") {

@@ -13,7 +13,8 @@
 //!
 //! `Kind[len]` marks an array argument whose length is the argument `len`.
 //! `MPI_Init` and `MPI_Init_thread` are outside the table (`init`): their Fortran bindings
-//! do not take the C arguments.
+//! do not take the C arguments; so is `MPI_Finalize` (`finalize`), which every rank must go
+//! through, traced or not.
 
 use std::ffi::c_void;
 
@@ -255,7 +256,6 @@ mpi_functions! {
     Cart_sub(comm: Comm, remain_dims: Ints, newcomm: CommOut) => CartSub;
     Comm_free(comm: CommInOut) => CommFree;
 
-    // End of the run.
-    Finalize() => Finalize;
+    // End of the run (`MPI_Finalize` is in `finalize`: it also runs collective steps).
     Abort(comm: Comm, errorcode: Int) => Abort;
 }

@@ -362,6 +362,8 @@ pub struct Tracer {
     messages: FxHashMap<u64, Matched>,
     records: u64,
     closed: bool,
+    /// The clock note is written (see [`Tracer::clock_note`]).
+    clock_noted: bool,
     /// The timestamped copy of the records (`TIMELESS_TIMESTAMPS`, see `stamps`).
     stamped: Option<Stamped>,
 }
@@ -395,6 +397,7 @@ impl Tracer {
             messages: FxHashMap::default(),
             records: 0,
             closed: false,
+            clock_noted: false,
             stamped: None,
         }
     }
@@ -498,13 +501,8 @@ impl Tracer {
         if self.closed {
             return Ok(());
         }
+        self.clock_note()?;
         self.closed = true;
-        let (exact, estimated) = crate::clock::chained_reads();
-        self.note(format_args!(
-            "thread CPU clock: {exact} real reads, {estimated} estimated from the wall clock \
-             (intervals up to {:e} s)",
-            crate::clock::exact_above_secs()
-        ))?;
         if !last.is_empty() {
             self.out.line(format_args!("{last}"))?;
         }
@@ -515,6 +513,21 @@ impl Tracer {
             s.writer().finish(unfilled)?;
         }
         Ok(())
+    }
+
+    /// Writes, once, how often the CPU clock was read and estimated (see `clock`), as a comment
+    /// before the last record.
+    pub fn clock_note(&mut self) -> Result<(), Fail> {
+        if self.clock_noted {
+            return Ok(());
+        }
+        self.clock_noted = true;
+        let (exact, estimated) = crate::clock::chained_reads();
+        self.note(format_args!(
+            "thread CPU clock: {exact} real reads, {estimated} estimated from the wall clock \
+             (intervals up to {:e} s)",
+            crate::clock::exact_above_secs()
+        ))
     }
 
     /// From a signal handler: writes the buffered whole lines, then `last`, and closes the

@@ -1258,3 +1258,104 @@ fn the_callcost_loop_records_three_calls_per_iteration() {
     // 601 traced calls (600 + MPI_Finalize), 2 points each.
     assert!(nums.len() >= 2 && nums[0] + nums[1] >= 1202, "{note}");
 }
+
+/// `--gather` over MPI: 5 ranks write to private directories (`%r` in `TIMELESS_OUT`, as if
+/// each were on a node of its own), and at `MPI_Finalize` a binomial tree (radix 2: rounds
+/// 0 ← 1, 2 ← 3; 0 ← 2; 0 ← 4, rank 2 staging rank 3's files) moves them into the gather
+/// directory: byte-identical to the originals (kept with `TIMELESS_GATHER_KEEP`), timestamped
+/// files over 1 MiB (sent in several chunks), the metadata gaining the gather's figures.
+#[test]
+fn the_gather_moves_every_rank_s_files_onto_rank_0_over_mpi() {
+    let dir = tmp().join("traces").join("gather");
+    let local = |r: u32| dir.join(format!("local-{r}"));
+    let run = trace(
+        "gather",
+        "ring",
+        5,
+        &["12000", "8", "0"],
+        &[
+            ("TIMELESS_OUT", &format!("{}/local-%r", dir.display())),
+            ("TIMELESS_GATHER_OUT", &dir.display().to_string()),
+            ("TIMELESS_GATHER_RADIX", "2"),
+            ("TIMELESS_GATHER_KEEP", "1"),
+            ("TIMELESS_TIMESTAMPS", "1"),
+            // 5 ranks on fewer cores: waiting ranks yield the core.
+            ("OMPI_MCA_mpi_yield_when_idle", "1"),
+            ("TIMELESS_REF_SPEED", "1e9"),
+        ],
+    );
+    assert_ok(&run);
+    assert!(
+        run.stdout().contains("ring: 12000 rounds"),
+        "{}",
+        run.stdout()
+    );
+    for r in 0..5 {
+        assert_eq!(run.count(r, "send"), 12000, "rank {r}");
+    }
+    assert_pairs_match(&run);
+    let mut total = 0u64;
+    for r in 0..5u32 {
+        for name in [format!("rank-{r}.txt"), format!("rank-{r}.timed.txt")] {
+            let original = std::fs::read(local(r).join(&name)).unwrap();
+            let gathered = std::fs::read(dir.join(&name)).unwrap();
+            assert!(original == gathered, "{name}: the gathered file differs");
+            total += original.len() as u64;
+        }
+        let timed = std::fs::metadata(dir.join(format!("rank-{r}.timed.txt"))).unwrap();
+        assert!(timed.len() > 1 << 20, "rank {r}: {} bytes", timed.len());
+        // Only rank 0 writes the lists and the metadata; the staging directory is gone.
+        assert_eq!(local(r).join("trace-list.txt").exists(), r == 0);
+        assert!(!local(r).join(format!(".timeless-gather-{r}")).exists());
+    }
+    for name in ["trace-list.txt", "timed-list.txt"] {
+        let original = std::fs::read(local(0).join(name)).unwrap();
+        assert_eq!(original, std::fs::read(dir.join(name)).unwrap(), "{name}");
+        total += original.len() as u64;
+    }
+    let original_meta = std::fs::read_to_string(local(0).join("trace-meta.json")).unwrap();
+    let meta = run.file("trace-meta.json");
+    let head = original_meta
+        .trim_end()
+        .strip_suffix('}')
+        .unwrap()
+        .trim_end();
+    assert!(
+        meta.starts_with(&format!("{head},\n  \"gather\": {{")),
+        "{meta}"
+    );
+    total += original_meta.len() as u64;
+    // 10 rank files, 2 lists and the metadata; 3 rounds for 5 ranks in a binomial tree.
+    for field in [
+        "\"radix\": 2,".to_string(),
+        "\"rounds\": 3,".to_string(),
+        "\"files\": 13,".to_string(),
+        format!("\"bytes\": {total},"),
+    ] {
+        assert!(meta.contains(&field), "{field}:\n{meta}");
+    }
+    assert_simgrid_replays(&run);
+}
+
+/// Without `TIMELESS_GATHER_KEEP` each rank removes what it sent, and its directory.
+#[test]
+fn the_gather_cleans_the_node_local_directories() {
+    let dir = tmp().join("traces").join("gather_clean");
+    let run = trace(
+        "gather_clean",
+        "stencil2d",
+        4,
+        &["64", "5"],
+        &[
+            ("TIMELESS_OUT", &format!("{}/local-%r", dir.display())),
+            ("TIMELESS_GATHER_OUT", &dir.display().to_string()),
+        ],
+    );
+    assert_ok(&run);
+    assert_pairs_match(&run);
+    for r in 0..4 {
+        assert!(!dir.join(format!("local-{r}")).exists(), "rank {r}");
+    }
+    assert!(run.file("trace-meta.json").contains("\"radix\": 4,"));
+    assert!(run.file("trace-meta.json").contains("\"rounds\": 1,"));
+}
