@@ -12,7 +12,9 @@
 //! bursts are carried over to the next one, default 1e-6 s), `TIMELESS_REF_SPEED` (flop/s,
 //! replaces the calibration; `timeless trace` sets it) and `TIMELESS_REF_SPEED_SOURCE` (where it
 //! came from, for the metadata), `TIMELESS_EXACT_CPU_ABOVE_SECS` (intervals longer than this
-//! read the real thread CPU clock, default 20e-6 s; see `clock`), `TIMELESS_MODE` (acquisition
+//! read the real thread CPU clock, default 20e-6 s; see `clock`), `TIMELESS_FLUSH_SECS`
+//! (buffered lines older than this are written out, default 1 s, 0: only when the buffer
+//! fills), `TIMELESS_MODE` (acquisition
 //! mode written in the metadata),
 //! `TIMELESS_INJECT_PANIC=n` (tests only: the tracer panics at its n-th record, to check that
 //! the program survives it).
@@ -60,6 +62,9 @@ fn env_f64(name: &str) -> Option<f64> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
 
+/// Default period of the periodic flush (`TIMELESS_FLUSH_SECS`), seconds.
+pub const DEFAULT_FLUSH_SECS: f64 = 1.0;
+
 /// Rank `rank`'s trace directory: `TIMELESS_OUT` (default `timeless-trace`), each `%r` in it
 /// replaced by the world rank (per-rank directories, e.g. node-local ones gathered at the end).
 pub fn trace_dir(rank: u32) -> PathBuf {
@@ -94,6 +99,9 @@ fn try_start() -> Result<(), Fail> {
     let settings = Settings {
         min_burst_secs: env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6).max(0.0),
         inject_panic_at: env_f64("TIMELESS_INJECT_PANIC").map(|v| v as u64),
+        flush_secs: env_f64("TIMELESS_FLUSH_SECS")
+            .unwrap_or(DEFAULT_FLUSH_SECS)
+            .max(0.0),
     };
 
     // Local steps: a failure is remembered, the exchange below still happens.
@@ -196,11 +204,15 @@ fn try_start() -> Result<(), Fail> {
     ))?;
     t.comms.get(world)?; // world is communicator 0
     t.rec(format_args!("init"))?;
+    // On disk from the start: a rank killed at any later point leaves a valid prefix.
+    t.flush_buffered()?;
     // SAFETY: registers a plain extern "C" function.
     unsafe { libc::atexit(at_exit_trampoline) };
     crate::signals::install();
-    t.end_event();
+    t.end_event()?;
+    let flush_secs = t.settings_flush_secs();
     runtime::install(t);
+    runtime::start_flusher(flush_secs);
     Ok(())
 }
 
@@ -388,6 +400,7 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
             ]),
         ),
         ("min_burst_secs", Json::Num(env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6))),
+        ("flush_secs", Json::Num(env_f64("TIMELESS_FLUSH_SECS").unwrap_or(DEFAULT_FLUSH_SECS).max(0.0))),
         (
             "timestamps",
             if stamps::stamps_enabled() {
