@@ -116,6 +116,25 @@ impl CommTable {
         Ok(&self.map[&key])
     }
 
+    /// Registers `newcomm` as a new communicator with `parent`'s members (`MPI_Comm_idup`,
+    /// whose result may not be used, hence not described, before the request completes).
+    pub fn add_copy(&mut self, newcomm: MPI_Comm, parent: MPI_Comm) -> Result<(), Fail> {
+        let p = self.get(parent)?.clone();
+        let id = self.next_id;
+        self.next_id += 1;
+        self.map.insert(
+            handle_key(newcomm),
+            CommInfo {
+                id,
+                peers: p.peers,
+                is_world: false,
+                is_inter: p.is_inter,
+                defined: false,
+            },
+        );
+        Ok(())
+    }
+
     /// Records that the communicator's `comm_def` is written.
     pub fn mark_defined(&mut self, comm: MPI_Comm) {
         if let Some(info) = self.map.get_mut(&handle_key(comm)) {

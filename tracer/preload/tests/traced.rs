@@ -658,13 +658,28 @@ fn every_traced_call_of_the_coverage_program() {
         id,
         members: m.to_vec(),
     };
+    // Then the MPI-3 section: the idup (4), the Cartesian grid (5), the even/odd split (6).
+    let world = [0, 1, 2, 3];
     assert_eq!(
         run.comm_defs[0],
-        vec![def(1, &[0, 2]), def(2, &[0, 1, 2, 3]), def(3, &[0])]
+        vec![
+            def(1, &[0, 2]),
+            def(2, &world),
+            def(3, &[0]),
+            def(4, &world),
+            def(5, &world),
+            def(6, &[0, 2])
+        ]
     );
     assert_eq!(
         run.comm_defs[1],
-        vec![def(1, &[1, 3]), def(2, &[0, 1, 2, 3])]
+        vec![
+            def(1, &[1, 3]),
+            def(2, &world),
+            def(3, &world),
+            def(4, &world),
+            def(5, &[1, 3])
+        ]
     );
     assert!(r0.contains("0 comm_split\n0 comm_def 1 2 0 2\n"), "{r0}");
     assert!(r0.contains("0 comm_dup\n0 comm_def 2 4 0 1 2 3\n"), "{r0}");
@@ -695,11 +710,75 @@ fn every_traced_call_of_the_coverage_program() {
     assert_eq!(run.count(0, "gather"), 2);
     // Sendrecv from MPI_ANY_SOURCE with tag 5: expanded with the real source.
     assert!(r0.contains("0 irecv 3 5 6 1"), "{r0}");
+    coverage_mpi3(&run);
     assert_pairs_match(&run);
     // The isend freed with MPI_Request_free stays in SimGrid's store (waited at the end).
     assert_requests_balanced(&run, 1);
     assert_collectives_agree(&run);
     assert_simgrid_replays(&run);
+}
+
+/// The MPI-3 section of `coverage` (4 ranks).
+fn coverage_mpi3(run: &Run) {
+    // Without the compute records, which fall between calls.
+    let text = |r: usize| {
+        run.lines[r]
+            .iter()
+            .filter(|l| !l.contains(" compute "))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    };
+    // MPI_Comm_idup: SimGrid's comm_dup and the new communicator's definition when posted.
+    assert!(
+        text(0).contains("0 comm_dup\n0 comm_def 4 4 0 1 2 3\n0 barrier comm=4\n"),
+        "{}",
+        text(0)
+    );
+    // MPI_Alltoallw in bytes: rank r sends 1 + r elements to peer i, ints (4 bytes) to even
+    // peers, doubles (8) to odd ones, and receives 1 + j elements of its own parity's type
+    // from peer j. Rank 0: sends 4 8 4 8 (24), receives 4 8 12 16 (40); rank 1: sends
+    // 8 16 8 16 (48), receives 8 16 24 32 (80).
+    assert!(
+        text(0).contains("0 alltoallv 24 4 8 4 8 40 4 8 12 16 6 6\n"),
+        "{}",
+        text(0)
+    );
+    assert!(text(1).contains("1 alltoallv 48 8 16 8 16 80 8 16 24 32 6 6\n"));
+    // Neighbourhood collectives on the 2 x 2 grid, periodic in dimension 0 only: rank 0 =
+    // (0, 0) has world rank 2 on both sides of dimension 0 and rank 1 above it in dimension 1.
+    // Tags: -1000 - 2d travelling down, -1001 - 2d travelling up (hooks::neighbor).
+    let allgather = "0 irecv 2 -1001 2 1 comm=5\n0 irecv 2 -1000 2 1 comm=5\n\
+        0 irecv 1 -1002 2 1 comm=5\n0 isend 2 -1000 2 1 comm=5\n0 isend 2 -1001 2 1 comm=5\n\
+        0 isend 1 -1003 2 1 comm=5\n0 wait 2 0 -1001 comm=5\n0 wait 2 0 -1000 comm=5\n\
+        0 wait 1 0 -1002 comm=5\n0 wait 0 2 -1000 comm=5\n0 wait 0 2 -1001 comm=5\n\
+        0 wait 0 1 -1003 comm=5\n";
+    assert!(text(0).contains(allgather), "{}", text(0));
+    // The alltoall: the same messages with 3 ints.
+    assert!(text(0).contains(&allgather.replace(" 2 1 comm", " 3 1 comm")));
+    // Rank 3 = (1, 1): world rank 1 on both sides of dimension 0, rank 2 below it (its grid
+    // is its communicator 4: rank 3 is not in MPI_Comm_create's communicator).
+    assert!(
+        text(3).contains(
+            "3 irecv 1 -1001 2 1 comm=4\n3 irecv 1 -1000 2 1 comm=4\n\
+             3 irecv 2 -1003 2 1 comm=4\n3 isend 1 -1000 2 1 comm=4\n\
+             3 isend 1 -1001 2 1 comm=4\n3 isend 2 -1002 2 1 comm=4\n"
+        ),
+        "{}",
+        text(3)
+    );
+    // MPI_Intercomm_create: a comment naming the local group, the intercommunicator's remote
+    // group, and the exchange on it in world ranks.
+    assert!(
+        text(0).contains("# intercomm_create (tag 99): local group world ranks 0 2; not replayed"),
+        "{}",
+        text(0)
+    );
+    assert!(text(0).contains("with remote group world ranks 1 3"));
+    assert!(text(1).contains("# intercomm_create (tag 99): local group world ranks 1 3;"));
+    assert!(text(0).contains("0 isend 1 40 2 0\n"), "{}", text(0));
+    assert!(text(3).contains("3 irecv 2 40 2 0\n"), "{}", text(3));
 }
 
 #[test]
@@ -711,8 +790,9 @@ fn fortran_calls_go_through_the_fortran_wrappers() {
         for (kw, n) in [
             ("send", 3),
             ("recv", 3),
-            ("isend", 3 * 2 + 3),
-            ("irecv", 3 * 2 + 3),
+            ("isend", 3 * 2 + 3 + 2),
+            ("irecv", 3 * 2 + 3 + 2),
+            ("alltoallv", 1),
             ("waitall", 3),
             ("bcast", 1),
             ("reduce", 1),
@@ -728,8 +808,24 @@ fn fortran_calls_go_through_the_fortran_wrappers() {
         assert!(run.count(r, "test") >= 1, "rank {r}");
         assert_eq!(
             run.count(r, "wait"),
-            2 + 2 + 2,
-            "rank {r}: sendrecv, waitany x2, test + wait"
+            2 + 2 + 2 + 4,
+            "rank {r}: sendrecv, waitany x2, test + wait, neighbour allgather"
+        );
+        // MPI_ALLTOALLW with MPI_INTEGER for every peer (handles converted one by one): 4 bytes
+        // to and from each of the 4 ranks. The neighbour allgather on the periodic ring: one
+        // MPI_INTEGER (id 47) from and to each side.
+        let text = run.lines[r].join("\n");
+        assert!(
+            text.contains(&format!("{r} alltoallv 16 4 4 4 4 16 4 4 4 4 6 6")),
+            "{text}"
+        );
+        let (prv, nxt) = ((r + 3) % 4, (r + 1) % 4);
+        assert!(
+            text.contains(&format!(
+                "{r} irecv {prv} -1001 1 47 comm=2\n{r} irecv {nxt} -1000 1 47 comm=2\n\
+                 {r} isend {prv} -1000 1 47 comm=2\n{r} isend {nxt} -1001 1 47 comm=2\n"
+            )),
+            "{text}"
         );
         // MPI_DOUBLE_PRECISION is written as id 40 (MPI_REAL8), MPI_INTEGER as 47 (INTEGER4).
         assert!(
@@ -762,10 +858,16 @@ fn fortran_calls_go_through_the_fortran_wrappers() {
         let half: Vec<u32> = (0..4).filter(|w| w % 2 == r % 2).collect();
         assert_eq!(
             run.comm_defs[r as usize],
-            vec![CommDef {
-                id: 1,
-                members: half
-            }],
+            vec![
+                CommDef {
+                    id: 1,
+                    members: half
+                },
+                CommDef {
+                    id: 2,
+                    members: vec![0, 1, 2, 3]
+                }
+            ],
             "rank {r}"
         );
         let on_half: Vec<&Action> = run.actions[r as usize]
@@ -942,10 +1044,11 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             .chain([def(7, vec![col, col + 2])])
             // The even ranks' communicator, made by them only.
             .chain((r % 2 == 0).then(|| def(8, vec![0, 2])))
-            // Rows 0 and 1 merged, row 0 first.
-            .chain([def(if r % 2 == 0 { 9 } else { 8 }, vec![0, 1, 2, 3])])
-            // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one machine, every rank.
+            // The intercommunicator between the rows takes the next id (described by comments,
+            // see below); then rows 0 and 1 merged, row 0 first.
             .chain([def(if r % 2 == 0 { 10 } else { 9 }, vec![0, 1, 2, 3])])
+            // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one machine, every rank.
+            .chain([def(if r % 2 == 0 { 11 } else { 10 }, vec![0, 1, 2, 3])])
             .collect::<Vec<_>>(),
             "rank {r}"
         );
@@ -973,16 +1076,16 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             (("finalize", None), 1),
         ]
         .into_iter()
-        // Even ranks: on their own communicator (8), on the merged one (9), on the node (10);
-        // odd ranks: on the merged one (8), on the node (9).
+        // Even ranks: on their own communicator (8), on the merged one (10), on the node (11);
+        // odd ranks: on the merged one (9), on the node (10).
         .chain(if r % 2 == 0 {
             vec![
                 (("allreduce", Some(8)), 1),
-                (("allreduce", Some(9)), 1),
-                (("barrier", Some(10)), 1),
+                (("allreduce", Some(10)), 1),
+                (("barrier", Some(11)), 1),
             ]
         } else {
-            vec![(("allreduce", Some(8)), 1), (("barrier", Some(9)), 1)]
+            vec![(("allreduce", Some(9)), 1), (("barrier", Some(10)), 1)]
         })
         .collect();
         let without_compute: BTreeMap<_, _> = k
@@ -990,6 +1093,22 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             .filter(|((kw, _), _)| *kw != "compute")
             .collect();
         assert_eq!(without_compute, expected, "rank {r}");
+        // MPI_Intercomm_create: the comment naming the local row, then the intercommunicator's.
+        let (inter, other) = (if r % 2 == 0 { 9 } else { 8 }, 1 - row);
+        let text = run.lines[r as usize].join("\n");
+        assert!(
+            text.contains(&format!(
+                "# intercomm_create (tag 11): local group world ranks {} {}; not replayed: \
+                 the leaders' exchange; point-to-point on the intercommunicator is written in \
+                 world ranks, its collectives as comments\n# comm {inter} (intercommunicator) \
+                 with remote group world ranks {} {}",
+                2 * row,
+                2 * row + 1,
+                2 * other,
+                2 * other + 1
+            )),
+            "rank {r}:\n{text}"
+        );
         // Roots and peers are world ranks: the row's bcast root is its first rank, the
         // column's reduce root its last, and the ring shift's peer the other row member.
         let peer = 2 * row + (1 - col);
