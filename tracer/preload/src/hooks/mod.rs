@@ -34,7 +34,7 @@
 //! * `comm_idup` → `comm_dup` and the new communicator's `comm_def` (its members are the
 //!   parent's), when posted; `intercomm_create` → a comment naming both groups.
 //! * `neighbor_allgather`, `neighbor_alltoall` → `irecv`s, `isend`s and `wait`s with each
-//!   neighbour of the topology (tags below zero, see [`neighbor`]).
+//!   neighbour of the topology (tags below zero, see [`NEIGHBOR_TAG`]).
 
 use std::ffi::{c_int, c_void};
 
