@@ -54,6 +54,11 @@ pub struct TraceArgs {
     /// for `timeless compensate`.
     #[arg(long)]
     pub timestamps: bool,
+    /// The MPI launcher to run (e.g. `mpirun.mpich` where several MPI implementations are
+    /// installed); default `mpirun`, else `mpiexec`. The tracer library must be built against
+    /// the same implementation (`TIMELESS_PRELOAD`).
+    #[arg(long, value_name = "PROGRAM")]
+    pub launcher: Option<String>,
     /// Reference speed in flop/s that converts every rank's compute bursts (CPU seconds) into
     /// flops. Default: `TIMELESS_REF_SPEED` if set, else measured once here with the reference
     /// kernel (`timeless calibrate compute`'s) before the run; in scattered mode each host's
@@ -284,10 +289,14 @@ fn available_cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Finds the launcher and its implementation.
-fn find_launcher() -> anyhow::Result<(String, Implementation)> {
+/// Finds the launcher (`wanted`, else `mpirun`, else `mpiexec`) and its implementation.
+fn find_launcher(wanted: Option<&str>) -> anyhow::Result<(String, Implementation)> {
     let mut seen = Vec::new();
-    for launcher in ["mpirun", "mpiexec"] {
+    let candidates = match wanted {
+        Some(w) => vec![w],
+        None => vec!["mpirun", "mpiexec"],
+    };
+    for launcher in candidates {
         let Ok(out) = Command::new(launcher).arg("--version").output() else {
             continue;
         };
@@ -305,6 +314,9 @@ fn find_launcher() -> anyhow::Result<(String, Implementation)> {
         ));
     }
     if seen.is_empty() {
+        if let Some(w) = wanted {
+            bail!("the MPI launcher {w} cannot be run");
+        }
         bail!("no MPI launcher found: neither mpirun nor mpiexec is on PATH (Debian: openmpi-bin)");
     }
     bail!(
@@ -449,7 +461,7 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
     if args.np == 0 {
         return Err(input(anyhow!("-n must be at least 1")));
     }
-    let (launcher, imp) = find_launcher().map_err(input)?;
+    let (launcher, imp) = find_launcher(args.launcher.as_deref()).map_err(input)?;
     let exe = std::env::current_exe()
         .context("cannot locate the timeless executable")
         .map_err(Failure::Other)?;

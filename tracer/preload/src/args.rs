@@ -186,19 +186,19 @@ macro_rules! handle_kind {
 }
 handle_kind!(
     /// A datatype handle.
-    Type, MPI_Datatype, PMPI_Type_f2c
+    Type, MPI_Datatype, RSMPI_Type_f2c
 );
 handle_kind!(
     /// A communicator handle.
-    Comm, MPI_Comm, PMPI_Comm_f2c
+    Comm, MPI_Comm, RSMPI_Comm_f2c
 );
 handle_kind!(
     /// A reduction operation handle.
-    Op, MPI_Op, PMPI_Op_f2c
+    Op, MPI_Op, RSMPI_Op_f2c
 );
 handle_kind!(
     /// A group handle.
-    Group, MPI_Group, PMPI_Group_f2c
+    Group, MPI_Group, RSMPI_Group_f2c
 );
 
 macro_rules! handle_out_kind {
@@ -226,27 +226,27 @@ macro_rules! handle_out_kind {
 }
 handle_out_kind!(
     /// A request the call creates (`MPI_Isend`...).
-    ReqOut, MPI_Request, mpi::request_null(), PMPI_Request_f2c, false
+    ReqOut, MPI_Request, mpi::request_null(), RSMPI_Request_f2c, false
 );
 handle_out_kind!(
     /// A request the call completes or frees (`MPI_Wait`, `MPI_Test`, `MPI_Request_free`).
-    Req, MPI_Request, mpi::request_null(), PMPI_Request_f2c, true
+    Req, MPI_Request, mpi::request_null(), RSMPI_Request_f2c, true
 );
 handle_out_kind!(
     /// A matched message the call creates (`MPI_Mprobe`, `MPI_Improbe`).
-    MsgOut, MPI_Message, mpi::message_null(), PMPI_Message_f2c, false
+    MsgOut, MPI_Message, mpi::message_null(), RSMPI_Message_f2c, false
 );
 handle_out_kind!(
     /// A matched message the call receives (`MPI_Mrecv`, `MPI_Imrecv`), freed by the call.
-    MsgInOut, MPI_Message, mpi::message_null(), PMPI_Message_f2c, true
+    MsgInOut, MPI_Message, mpi::message_null(), RSMPI_Message_f2c, true
 );
 handle_out_kind!(
     /// A communicator the call creates.
-    CommOut, MPI_Comm, mpi::comm_null(), PMPI_Comm_f2c, false
+    CommOut, MPI_Comm, mpi::comm_null(), RSMPI_Comm_f2c, false
 );
 handle_out_kind!(
     /// A communicator the call frees (`MPI_Comm_free`).
-    CommInOut, MPI_Comm, mpi::comm_null(), PMPI_Comm_f2c, true
+    CommInOut, MPI_Comm, mpi::comm_null(), RSMPI_Comm_f2c, true
 );
 
 /// An array of requests (`MPI_Waitall`...), converted element by element in Fortran.
@@ -260,7 +260,7 @@ impl Arg for Reqs {
     unsafe fn f_in(f: *mut c_void, st: &mut Vec<MPI_Request>, len: usize) -> Self::C {
         let src = std::slice::from_raw_parts(f as *const Fint, len);
         st.clear();
-        st.extend(src.iter().map(|&h| mpi_sys::PMPI_Request_f2c(h)));
+        st.extend(src.iter().map(|&h| mpi_sys::RSMPI_Request_f2c(h)));
         st.as_mut_ptr()
     }
     unsafe fn f_out(f: *mut c_void, st: &mut Vec<MPI_Request>, c: &mut Self::C, len: usize) {
@@ -283,7 +283,7 @@ impl Arg for Types {
         }
         let src = std::slice::from_raw_parts(f as *const Fint, len);
         st.clear();
-        st.extend(src.iter().map(|&h| mpi_sys::PMPI_Type_f2c(h)));
+        st.extend(src.iter().map(|&h| mpi_sys::RSMPI_Type_f2c(h)));
         st.as_ptr()
     }
 }
@@ -297,7 +297,7 @@ pub unsafe fn fortran_comm_size(f: *mut c_void) -> usize {
     if f.is_null() {
         return 0;
     }
-    let comm = mpi_sys::PMPI_Comm_f2c(fint(f));
+    let comm = mpi_sys::RSMPI_Comm_f2c(fint(f));
     let (mut inter, mut n) = (0, 0);
     if mpi_sys::PMPI_Comm_test_inter(comm, &mut inter) != mpi::SUCCESS {
         return 0;
@@ -404,5 +404,5 @@ impl Arg for Statuses {
 
 handle_kind!(
     /// An info handle.
-    Info, mpi_sys::MPI_Info, PMPI_Info_f2c
+    Info, mpi_sys::MPI_Info, RSMPI_Info_f2c
 );
