@@ -48,8 +48,62 @@ pub struct Sentinels {
     statuses_ignore: Vec<usize>,
 }
 
-/// Open MPI names its sentinels `mpi_fortran_<what>` (common blocks); MPICH uses other names,
-/// not handled yet.
+extern "C" {
+    fn timeless_f_status_ignore() -> *const c_void;
+    fn timeless_f_statuses_ignore() -> *const c_void;
+}
+
+/// The address stored in the pointer variable `name` of the process (MPICH keeps its Fortran
+/// sentinels' addresses in `MPIR_F_MPI_IN_PLACE`, `MPIR_F_MPI_BOTTOM`), or the address of the
+/// object `name` itself (`deref == false`: MPICH's `mpi_f08` objects).
+fn symbol(name: &str, deref: bool) -> Option<usize> {
+    let cname = std::ffi::CString::new(name).ok()?;
+    // SAFETY: dlsym with a valid NUL-terminated name.
+    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, cname.as_ptr()) };
+    if sym.is_null() {
+        return None;
+    }
+    // SAFETY: a pointer variable of the MPI library when `deref`.
+    let addr = if deref {
+        unsafe { *(sym as *const usize) }
+    } else {
+        sym as usize
+    };
+    (addr != 0).then_some(addr)
+}
+
+/// Adds MPICH's names and the standard C view of the status sentinels to Open MPI's.
+fn with_others(mut found: Vec<usize>, what: &str) -> Vec<usize> {
+    let others = match what {
+        "in_place" => vec![
+            symbol("MPIR_F_MPI_IN_PLACE", true),
+            symbol("MPIR_F08_MPI_IN_PLACE", false),
+        ],
+        "bottom" => vec![
+            symbol("MPIR_F_MPI_BOTTOM", true),
+            symbol("MPIR_F08_MPI_BOTTOM", false),
+        ],
+        // SAFETY: the shim returns constants of mpi.h.
+        "status_ignore" => vec![
+            Some(unsafe { timeless_f_status_ignore() } as usize),
+            symbol("MPIR_F08_MPI_STATUS_IGNORE_OBJ", false),
+        ],
+        "statuses_ignore" => vec![
+            Some(unsafe { timeless_f_statuses_ignore() } as usize),
+            symbol("MPIR_F08_MPI_STATUSES_IGNORE_OBJ", false),
+        ],
+        _ => Vec::new(),
+    };
+    for a in others.into_iter().flatten() {
+        if a != 0 && !found.contains(&a) {
+            found.push(a);
+        }
+    }
+    found
+}
+
+/// Open MPI names its sentinels `mpi_fortran_<what>` (common blocks); MPICH's are found by
+/// [`with_others`].
 fn lookup(what: &str) -> Vec<usize> {
     let lower = format!("mpi_fortran_{what}");
     let upper = lower.to_ascii_uppercase();
@@ -76,10 +130,10 @@ fn lookup(what: &str) -> Vec<usize> {
 pub fn sentinels() -> &'static Sentinels {
     static S: OnceLock<Sentinels> = OnceLock::new();
     S.get_or_init(|| Sentinels {
-        in_place: lookup("in_place"),
-        bottom: lookup("bottom"),
-        status_ignore: lookup("status_ignore"),
-        statuses_ignore: lookup("statuses_ignore"),
+        in_place: with_others(lookup("in_place"), "in_place"),
+        bottom: with_others(lookup("bottom"), "bottom"),
+        status_ignore: with_others(lookup("status_ignore"), "status_ignore"),
+        statuses_ignore: with_others(lookup("statuses_ignore"), "statuses_ignore"),
     })
 }
 

@@ -72,3 +72,9 @@ const struct timeless_named_type *timeless_predefined_types(size_t *n) {
     *n = sizeof(TYPES) / sizeof(TYPES[0]);
     return TYPES;
 }
+
+/* The Fortran MPI_STATUS(ES)_IGNORE as seen from C (MPI-3 section 17.2.5): the addresses a
+ * Fortran program passes, under every implementation (MPICH sets them when its Fortran library
+ * initialises). */
+const void *timeless_f_status_ignore(void) { return MPI_F_STATUS_IGNORE; }
+const void *timeless_f_statuses_ignore(void) { return MPI_F_STATUSES_IGNORE; }
