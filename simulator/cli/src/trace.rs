@@ -48,6 +48,16 @@ pub struct TraceArgs {
     /// for `timeless compensate`.
     #[arg(long)]
     pub timestamps: bool,
+    /// Online compression: the ranks compress their records as they run and merge them at
+    /// MPI_Finalize; rank 0 writes `trace.tlg` (the format of `timeless compress`).
+    #[arg(long)]
+    pub compress: bool,
+    /// With --compress: maximum relative error of each compute volume (0 = lossless).
+    #[arg(long, requires = "compress", default_value_t = timeless_grammar::DEFAULT_PRECISION.as_f64())]
+    pub precision: f64,
+    /// With --compress: write only `trace.tlg`, no per-rank text files.
+    #[arg(long, requires = "compress")]
+    pub no_text: bool,
     /// The MPI program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,
@@ -396,7 +406,7 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
     } else {
         out.clone()
     };
-    let plan = Plan {
+    let mut plan = Plan {
         implementation: imp,
         launcher,
         np: args.np,
@@ -410,6 +420,9 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
             Vec::new()
         },
     };
+    plan.extra_env.extend(
+        crate::compress::online_env(args.compress, args.precision, args.no_text).map_err(input)?,
+    );
     let launch = launch_line(&plan, &args.command);
     let mut cmd = Command::new(&launch.program);
     cmd.args(&launch.args);
@@ -434,7 +447,15 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
             out.display()
         )));
     }
-    report(&out, args.np).map_err(Failure::Other)
+    if args.no_text {
+        return crate::compress::report_online(&out, args.np, None).map_err(Failure::Other);
+    }
+    report(&out, args.np).map_err(Failure::Other)?;
+    if args.compress {
+        crate::compress::report_online(&out, args.np, Some(&out.join("trace-list.txt")))
+            .map_err(Failure::Other)?;
+    }
+    Ok(())
 }
 
 /// Creates the trace directory and removes the files a previous trace left there.
@@ -447,7 +468,8 @@ fn prepare_out(out: &Path) -> anyhow::Result<PathBuf> {
         let name = name.to_string_lossy();
         let stale = (name.starts_with("rank-") && name.ends_with(".txt"))
             || name == "trace-list.txt"
-            || name == "trace-meta.json";
+            || name == "trace-meta.json"
+            || name == "trace.tlg";
         if stale {
             std::fs::remove_file(out.join(&*name))
                 .with_context(|| format!("cannot remove the old {name} in {}", out.display()))?;
