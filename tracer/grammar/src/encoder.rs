@@ -35,13 +35,21 @@ pub struct RankEncoder {
 }
 
 impl RankEncoder {
-    /// An encoder for world rank `rank`, storing volumes at `precision`.
+    /// An encoder for world rank `rank`, storing volumes at `precision` (zstd blocks at
+    /// [`crate::volume::OFFLINE_ZSTD_LEVEL`]).
     pub fn new(rank: Rank, precision: Precision) -> Self {
+        Self::with_zstd_level(rank, precision, crate::volume::OFFLINE_ZSTD_LEVEL)
+    }
+
+    /// As [`RankEncoder::new`], volume blocks compressed at zstd level `zstd_level` (a tracer
+    /// compressing online uses [`crate::volume::ONLINE_ZSTD_LEVEL`]; the level changes the
+    /// blocks' bytes, not the values).
+    pub fn with_zstd_level(rank: Rank, precision: Precision, zstd_level: i32) -> Self {
         RankEncoder {
             rank,
             cst: CallSignatureTable::new(),
             sequitur: Sequitur::new(),
-            volumes: VolumeEncoder::new(precision),
+            volumes: VolumeEncoder::with_zstd_level(precision, zstd_level),
         }
     }
 

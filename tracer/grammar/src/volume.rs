@@ -14,8 +14,14 @@ use crate::varint::{put_u64, zigzag, Reader};
 /// Values per zstd block.
 pub const BLOCK_VALUES: usize = 4096;
 
-/// zstd level of the blocks (offline compression favours size).
-const ZSTD_LEVEL: i32 = 19;
+/// zstd level of the blocks written by `timeless compress` (offline: size first).
+pub const OFFLINE_ZSTD_LEVEL: i32 = 19;
+/// zstd level of the blocks compressed while an MPI program runs (the tracer's online
+/// compression: time first). On a 2-rank stencil2d trace (122,007 actions, 60,005 compute
+/// volumes; this project's 2-core VM) the encoder cost 430 ns per action at level 19 and 290 ns
+/// at level 3 with precision 1e-3 (2.2 µs and 0.31 µs lossless), for volume blocks 6.5 %
+/// (lossless 20 %) larger. The level changes the blocks' bytes, never the values.
+pub const ONLINE_ZSTD_LEVEL: i32 = 3;
 
 /// How volumes are kept.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -107,16 +113,24 @@ impl VolumeStream {
 #[derive(Debug, Clone)]
 pub struct VolumeEncoder {
     precision: Precision,
+    zstd_level: i32,
     block: Vec<u8>,
     in_block: usize,
     stream: VolumeStream,
 }
 
 impl VolumeEncoder {
-    /// An empty stream at `precision`.
+    /// An empty stream at `precision`, blocks compressed at [`OFFLINE_ZSTD_LEVEL`].
     pub fn new(precision: Precision) -> Self {
+        Self::with_zstd_level(precision, OFFLINE_ZSTD_LEVEL)
+    }
+
+    /// An empty stream at `precision`, blocks compressed at zstd level `zstd_level`
+    /// (e.g. [`ONLINE_ZSTD_LEVEL`]).
+    pub fn with_zstd_level(precision: Precision, zstd_level: i32) -> Self {
         VolumeEncoder {
             precision,
+            zstd_level,
             block: Vec::new(),
             in_block: 0,
             stream: VolumeStream {
@@ -150,7 +164,7 @@ impl VolumeEncoder {
         if self.in_block == 0 {
             return;
         }
-        let z = zstd::bulk::compress(&self.block, ZSTD_LEVEL)
+        let z = zstd::bulk::compress(&self.block, self.zstd_level)
             .expect("zstd compression of a memory buffer");
         self.stream.blocks.push(z);
         self.block.clear();

@@ -13,8 +13,8 @@
 //!    receives the group of rank r + s (if it exists) and merges it into its own
 //!    (`timeless_grammar::merge_pair`); rank r with r mod 2s = s sends its group to r − s and
 //!    is done. ⌈log2 P⌉ rounds; the same pairs in the same order as
-//!    `timeless_grammar::merge_rounds`, so the file is byte for byte the one
-//!    `timeless compress` makes from the text trace. A group travels as its length (one
+//!    `timeless_grammar::merge_rounds`, so the file is the one `timeless compress` makes
+//!    from the text trace, but for the zstd level of the volume blocks. A group travels as its length (one
 //!    `u64`, tag 1; `u64::MAX` = "a rank below failed") then its
 //!    `MergedRanks::to_bytes` (tag 2).
 //! 3. **File**: rank 0 runs the final Sequitur pass (`CompressedTrace::from_merged`), embeds
@@ -235,10 +235,18 @@ impl Drop for PrivateComm {
 }
 
 /// This rank's group, or why it has none.
-fn own_group() -> Result<MergedRanks, String> {
+fn own_group(cfg: &Config) -> Result<MergedRanks, String> {
     let enc = take_closed().ok_or("its tracing did not run to MPI_Finalize")?;
     if crate::runtime::is_disabled() {
         return Err("its tracing was disabled".into());
+    }
+    if let (true, Some(secs)) = (cfg.verbose, enc.feed_secs()) {
+        let n = enc.actions();
+        eprintln!(
+            "timeless-preload: rank {}: online encoder: {n} actions in {secs:.6} s ({:.0} ns per action)",
+            cfg.rank,
+            secs / n.max(1) as f64 * 1e9
+        );
     }
     enc.finish().map(MergedRanks::from)
 }
@@ -248,7 +256,7 @@ fn run() {
         return;
     };
     let t0 = Instant::now();
-    let group = own_group();
+    let group = own_group(cfg);
     let comm = match PrivateComm::new() {
         Ok(c) => c,
         Err(e) => {
@@ -273,6 +281,7 @@ fn run() {
             return;
         }
     }
+    let agreed = Instant::now();
     let mut rounds = 0u32;
     // `Err(None)`: failed below, already reported.
     let mut state: Result<MergedRanks, Option<String>> = group.map_err(Some);
@@ -311,14 +320,20 @@ fn run() {
         return;
     }
     if let Ok(merged) = state {
-        if let Err(e) = write(cfg, merged, rounds, t0) {
+        if let Err(e) = write(cfg, merged, rounds, (t0, agreed)) {
             disabled_message(cfg.rank, &e);
         }
     }
 }
 
 /// Rank 0: final pass, embedded metadata, the file.
-fn write(cfg: &Config, merged: MergedRanks, rounds: u32, t0: Instant) -> Result<(), String> {
+/// `times`: entry into the callback, end of the agreement.
+fn write(
+    cfg: &Config,
+    merged: MergedRanks,
+    rounds: u32,
+    times: (Instant, Instant),
+) -> Result<(), String> {
     let mut trace = CompressedTrace::from_merged(merged, cfg.size, cfg.precision)
         .map_err(|e| format!("final pass: {e}"))?;
     trace.tracer_meta = std::fs::read(cfg.dir.join(META_FILE)).ok();
@@ -332,14 +347,16 @@ fn write(cfg: &Config, merged: MergedRanks, rounds: u32, t0: Instant) -> Result<
         let s = trace.stats();
         eprintln!(
             "timeless-preload: {}: {} ranks, {} actions, {} terminals, {} unique grammars, \
-             {} bytes; merged in {rounds} rounds, {:.6} s from MPI_Finalize to the file",
+             {} bytes; agreement {:.6} s (waits for the last rank to finalize), then \
+             {rounds} merge rounds and the file in {:.6} s",
             path.display(),
             s.ranks,
             s.actions,
             s.terminals,
             s.unique_grammars,
             bytes.len(),
-            t0.elapsed().as_secs_f64()
+            (times.1 - times.0).as_secs_f64(),
+            times.1.elapsed().as_secs_f64()
         );
     }
     Ok(())

@@ -11,7 +11,9 @@
 //! one source of truth for the record layout, and makes the compressed trace the text trace by
 //! construction) and pushes the action into a `timeless_grammar::RankEncoder`: call signature
 //! table + Sequitur with repetition exponents, amortised O(1) per record, memory growing with
-//! the grammar (a loop costs O(1) symbols) plus the zstd-compressed compute volumes.
+//! the grammar (a loop costs O(1) symbols) plus the zstd-compressed compute volumes (blocks of
+//! 4096 at the fast `ONLINE_ZSTD_LEVEL`: the file then differs from `timeless compress`'s only
+//! in the bytes of its volume blocks, which decode to the same values).
 //! Pilgrim draws request ids from a pool per signature so that loops give identical symbols
 //! (§2.4); a TI record names no request id (a `wait` names its request by `src dst tag`,
 //! stored relative to the rank), so no pool is needed here.
@@ -41,6 +43,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
+use timeless_grammar::volume::ONLINE_ZSTD_LEVEL;
 use timeless_grammar::{Precision, RankEncoder, RankTrace, DEFAULT_PRECISION};
 use timeless_trace::{parse_line_in, Action};
 
@@ -129,7 +132,11 @@ pub fn start(rank: u32, size: u32, dir: &Path) -> Option<OnlineEncoder> {
         return None;
     }
     let _ = CONFIG.set(config);
-    Some(OnlineEncoder::new(rank, size, precision))
+    let enc = OnlineEncoder::new(rank, size, precision);
+    Some(match CONFIG.get() {
+        Some(c) if c.verbose => enc.timed(),
+        _ => enc,
+    })
 }
 
 /// The rank's trace writer: a text file at `path` (unless `TIMELESS_TEXT=0` with compression)
@@ -183,6 +190,10 @@ pub struct OnlineEncoder {
     finalized: bool,
     /// The first line that could not be used; nothing is fed after it.
     error: Option<String>,
+    /// Wall seconds spent in [`OnlineEncoder::feed`], when timed.
+    feed_secs: Option<f64>,
+    /// Actions fed.
+    actions: u64,
 }
 
 impl OnlineEncoder {
@@ -191,11 +202,30 @@ impl OnlineEncoder {
         OnlineEncoder {
             rank,
             nranks,
-            encoder: RankEncoder::new(rank, precision),
+            encoder: RankEncoder::with_zstd_level(rank, precision, ONLINE_ZSTD_LEVEL),
             comm_sizes: HashMap::new(),
             finalized: false,
             error: None,
+            feed_secs: None,
+            actions: 0,
         }
+    }
+
+    /// Also accounts the wall time spent feeding (two clock reads per call), for
+    /// `TIMELESS_COMPRESS_VERBOSE`.
+    pub fn timed(mut self) -> OnlineEncoder {
+        self.feed_secs = Some(0.0);
+        self
+    }
+
+    /// Wall seconds spent feeding so far, if timed.
+    pub fn feed_secs(&self) -> Option<f64> {
+        self.feed_secs
+    }
+
+    /// Actions fed so far.
+    pub fn actions(&self) -> u64 {
+        self.actions
     }
 
     /// Feeds whole record lines (`\n`-terminated; comments and blank lines carry no action).
@@ -204,6 +234,17 @@ impl OnlineEncoder {
         if self.error.is_some() {
             return;
         }
+        match self.feed_secs {
+            None => self.feed_lines(text),
+            Some(s) => {
+                let t0 = std::time::Instant::now();
+                self.feed_lines(text);
+                self.feed_secs = Some(s + t0.elapsed().as_secs_f64());
+            }
+        }
+    }
+
+    fn feed_lines(&mut self, text: &str) {
         for line in text.split_terminator('\n') {
             let sizes = &self.comm_sizes;
             let rec = match parse_line_in(line, self.nranks, &|c| sizes.get(&c).copied()) {
@@ -226,6 +267,7 @@ impl OnlineEncoder {
             }
             self.finalized = matches!(rec.action, Action::Finalize);
             self.encoder.push(&rec.action, rec.comm);
+            self.actions += 1;
         }
     }
 
