@@ -53,14 +53,28 @@ impl RankEncoder {
         }
     }
 
-    /// Appends one action executed on communicator `comm` (0 = `MPI_COMM_WORLD`).
-    pub fn push(&mut self, action: &Action, comm: u32) {
+    /// Appends one action executed on communicator `comm` (0 = `MPI_COMM_WORLD`); returns its
+    /// terminal.
+    pub fn push(&mut self, action: &Action, comm: u32) -> u32 {
         let s = split(action, self.rank, comm);
         if let Some(v) = s.volume {
             self.volumes.push(v);
         }
         let t = self.cst.intern(&s.signature);
         self.sequitur.push(u64::from(t));
+        t
+    }
+
+    /// Appends again the action of terminal `terminal`, as returned by an earlier
+    /// [`RankEncoder::push`] of an action *without a volume* (not `compute`/`sleep`): a caller
+    /// that recognises a repeated action skips building its signature. Amortised O(1).
+    ///
+    /// # Panics
+    /// If `terminal` is not in the table (debug builds also check it takes no volume).
+    pub fn push_terminal(&mut self, terminal: u32) {
+        let sig = &self.cst.signatures()[terminal as usize];
+        debug_assert!(!crate::signature::takes_volume(sig));
+        self.sequitur.push(u64::from(terminal));
     }
 
     /// Ends the rank's stream.
@@ -72,5 +86,41 @@ impl RankEncoder {
             cst: self.cst,
             volumes: self.volumes.finish(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::MergedRanks;
+    use crate::trace::CompressedTrace;
+    use crate::volume::Precision;
+
+    #[test]
+    fn pushing_a_known_terminal_equals_pushing_its_action() {
+        let send = Action::Send {
+            dst: 1,
+            tag: 0,
+            count: 8,
+            dt: None,
+            blocking: true,
+        };
+        let compute = Action::Compute { flops: 5.0 };
+        let mut a = RankEncoder::new(0, Precision::Lossless);
+        let mut b = RankEncoder::new(0, Precision::Lossless);
+        let t = a.push(&send, 0);
+        b.push(&send, 0);
+        for _ in 0..10 {
+            a.push(&compute, 0);
+            a.push_terminal(t);
+            b.push(&compute, 0);
+            b.push(&send, 0);
+        }
+        let file = |e: RankEncoder| {
+            let m = MergedRanks::from(e.finish());
+            crate::format::write(&CompressedTrace::from_merged(m, 1, Precision::Lossless).unwrap())
+                .0
+        };
+        assert_eq!(file(a), file(b));
     }
 }

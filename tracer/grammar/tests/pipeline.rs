@@ -118,7 +118,9 @@ fn merge_order_does_not_change_the_streams() {
             .enumerate()
             .map(|(r, acts)| {
                 let mut e = RankEncoder::new(r as u32, Precision::Lossless);
-                acts.iter().for_each(|a| e.push(a, 0));
+                acts.iter().for_each(|a| {
+                    e.push(a, 0);
+                });
                 MergedRanks::from(e.finish())
             })
             .collect()
@@ -389,7 +391,9 @@ proptest! {
             .enumerate()
             .map(|(r, acts)| {
                 let mut e = RankEncoder::new(r as u32, Precision::Lossless);
-                acts.iter().for_each(|a| e.push(a, 0));
+                acts.iter().for_each(|a| {
+                    e.push(a, 0);
+                });
                 MergedRanks::from(e.finish())
             })
             .collect();

@@ -40,6 +40,8 @@
 pub mod merge;
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -194,6 +196,11 @@ pub struct OnlineEncoder {
     feed_secs: Option<f64>,
     /// Actions fed.
     actions: u64,
+    /// Terminal of each record line met before whose action takes no volume (not `compute`,
+    /// `sleep`, nor the one-off `init`, `finalize`, `comm_def`): a repeated line skips its
+    /// decoding and signature. The text determines the action (a communicator id is defined
+    /// once per rank), so one entry per terminal at most: the table is as small as the CST.
+    known: FxHashMap<Box<str>, u32>,
 }
 
 impl OnlineEncoder {
@@ -208,6 +215,7 @@ impl OnlineEncoder {
             error: None,
             feed_secs: None,
             actions: 0,
+            known: FxHashMap::default(),
         }
     }
 
@@ -246,6 +254,12 @@ impl OnlineEncoder {
 
     fn feed_lines(&mut self, text: &str) {
         for line in text.split_terminator('\n') {
+            if let Some(&t) = self.known.get(line) {
+                self.encoder.push_terminal(t);
+                self.finalized = false;
+                self.actions += 1;
+                continue;
+            }
             let sizes = &self.comm_sizes;
             let rec = match parse_line_in(line, self.nranks, &|c| sizes.get(&c).copied()) {
                 Ok(None) => continue,
@@ -266,8 +280,19 @@ impl OnlineEncoder {
                 self.comm_sizes.insert(*id, world_ranks.len() as u32);
             }
             self.finalized = matches!(rec.action, Action::Finalize);
-            self.encoder.push(&rec.action, rec.comm);
+            let t = self.encoder.push(&rec.action, rec.comm);
             self.actions += 1;
+            let one_off = matches!(
+                rec.action,
+                Action::Compute { .. }
+                    | Action::Sleep { .. }
+                    | Action::Init { .. }
+                    | Action::Finalize
+                    | Action::CommDef { .. }
+            );
+            if !one_off {
+                self.known.insert(line.into(), t);
+            }
         }
     }
 
