@@ -86,10 +86,10 @@ pub fn enabled() -> bool {
     env_flag("TIMELESS_COMPRESS").unwrap_or(false)
 }
 
-/// Whether the per-rank text files are written: always without compression, and unless
-/// `TIMELESS_TEXT=0` with it.
+/// Whether the per-rank text files are written: unless online compression started (see
+/// [`start`]) with `TIMELESS_TEXT=0`.
 pub fn text_enabled() -> bool {
-    !enabled() || env_flag("TIMELESS_TEXT").unwrap_or(true)
+    !matches!(CONFIG.get(), Some(c) if !c.text)
 }
 
 /// Starts online compression on this rank if `TIMELESS_COMPRESS` asks for it: registers the
@@ -126,7 +126,7 @@ pub fn start(rank: u32, size: u32, dir: &Path) -> Option<OnlineEncoder> {
         size,
         dir: dir.to_path_buf(),
         precision,
-        text: text_enabled(),
+        text: env_flag("TIMELESS_TEXT").unwrap_or(true),
         verbose: env_flag("TIMELESS_COMPRESS_VERBOSE").unwrap_or(false),
     };
     if let Err(e) = merge::register_at_finalize() {
@@ -151,9 +151,10 @@ pub fn writer(
     limit_bytes: usize,
     online: Option<OnlineEncoder>,
 ) -> std::io::Result<Writer> {
-    let mut w = match (&online, text_enabled()) {
-        (Some(_), false) => Writer::discard(limit_bytes),
-        _ => Writer::create(path, limit_bytes)?,
+    let mut w = if online.is_some() && !text_enabled() {
+        Writer::discard(limit_bytes)
+    } else {
+        Writer::create(path, limit_bytes)?
     };
     if let Some(o) = online {
         w.set_online(o);
