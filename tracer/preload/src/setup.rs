@@ -8,14 +8,15 @@
 //! Environment: `TIMELESS_OUT` (trace directory, default `timeless-trace`),
 //! `TIMELESS_BUFFER_BYTES` (write threshold, default 1 MiB), `TIMELESS_MIN_BURST_SECS` (shorter
 //! bursts are carried over to the next one, default 1e-6 s), `TIMELESS_REF_SPEED` (flop/s,
-//! replaces the calibration), `TIMELESS_MODE` (acquisition mode written in the metadata),
+//! replaces the calibration; `timeless trace` sets it) and `TIMELESS_REF_SPEED_SOURCE` (where it
+//! came from, for the metadata), `TIMELESS_MODE` (acquisition mode written in the metadata),
 //! `TIMELESS_INJECT_PANIC=n` (tests only: the tracer panics at its n-th record, to check that
 //! the program survives it).
 
 use std::ffi::{c_char, c_int, c_void};
 use std::path::PathBuf;
 
-use crate::calibrate::{self, median, Calibration, SpeedSource};
+use crate::calibrate::{self, median, Calibration};
 use crate::clock;
 use crate::meta::{self, Json};
 use crate::mpi;
@@ -349,11 +350,8 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
         (
             "reference_speed",
             Json::Obj(vec![
-                ("source", Json::str(match cal.source {
-                    SpeedSource::Kernel => "calibration kernel",
-                    SpeedSource::Environment => "TIMELESS_REF_SPEED",
-                })),
-                ("kernel", Json::str("daxpy y = a*x + y on 512 doubles, 2 flops per element, C -O2 scalar")),
+                ("source", Json::str(cal.source.describe())),
+                ("kernel", Json::str("timeless-refkernel: daxpy y = a*x + y on 512 doubles, 2 flops per element, C -O2 scalar, thread CPU time, best of 3 runs")),
                 ("kernel_flops_per_run", Json::Num(cal.kernel_flops)),
                 ("per_rank_flops_per_sec", per_rank(|i| i.speed)),
                 ("per_rank_kernel_cpu_secs", per_rank(|i| i.kernel_cpu_secs)),
