@@ -19,8 +19,8 @@
 //! `core × speed` is shared max-min), so the measured wall time already contains the sharing the
 //! replay adds again. Each burst is therefore timed in *core-seconds*: the integral over the
 //! burst of `min(1, C / k(t))`, where `k(t)` is the number of bursts running on the host at `t`
-//! and `C` the number of cores the traced run could use there (`per_rank_allowed_cpus` of
-//! `trace-meta.json`). On a regular acquisition (`k ≤ C`) this is the wall time. What is left
+//! and `C` the number of cores the traced run could use there (from the acquisition mode of
+//! `trace-meta.json`: a folded run is confined to ⌈ranks/K⌉ cores). On a regular acquisition (`k ≤ C`) this is the wall time. What is left
 //! in the rate is the share of its core a burst really got (ranks polling in MPI calls, other
 //! processes), which the replay does not model otherwise.
 //!
@@ -336,10 +336,28 @@ pub fn rank_rate(rank: usize, bursts: &RankBursts, core_secs: &[f64]) -> RankRat
     }
 }
 
+/// Cores of a folded acquisition from its `acquisition_mode` text (`timeless trace`'s
+/// `"folding: 8 ranks on 2 cores (4 ranks per core)"`); `Some(usize::MAX)` for a regular one
+/// (one core per rank: nothing shared); `None` otherwise.
+fn mode_cores(mode: &str) -> Option<usize> {
+    if mode.starts_with("regular") {
+        return Some(usize::MAX);
+    }
+    let rest = mode.strip_prefix("folding:")?;
+    let (_, after) = rest.split_once(" on ")?;
+    after
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+        .filter(|&c| c > 0)
+}
+
 /// Hosts of a traced run from its `trace-meta.json`: per rank the index of its host, and per
-/// host its name and the cores its ranks could use (the largest `per_rank_allowed_cpus` of its
-/// ranks, else the host's `cpus`). `None` when the file is absent or lacks these fields: all
-/// ranks on one host, no sharing correction.
+/// host its name and the cores its ranks could use: those of the acquisition mode (a folded
+/// run is confined to ⌈ranks/K⌉ cores), at most the host's `cpus`. The ranks' own CPU counts
+/// (`per_rank_allowed_cpus`) do not tell: ranks bound one per core each see one CPU. `None`
+/// when the file is absent or lacks these fields: all ranks on one host, no sharing correction.
 fn hosts_of(dir: &Path, nranks: usize) -> (Vec<usize>, Vec<(String, Option<usize>)>) {
     let none = || (vec![0; nranks], vec![("?".to_string(), None)]);
     let Ok(text) = std::fs::read_to_string(dir.join("trace-meta.json")) else {
@@ -355,14 +373,10 @@ fn hosts_of(dir: &Path, nranks: usize) -> (Vec<usize>, Vec<(String, Option<usize
             .collect(),
         _ => return none(),
     };
-    let allowed: Vec<Option<usize>> =
-        match v.get("per_rank_allowed_cpus").and_then(|h| h.as_array()) {
-            Some(a) if a.len() == nranks => a
-                .iter()
-                .map(|x| x.as_u64().filter(|&c| c > 0).map(|c| c as usize))
-                .collect(),
-            _ => vec![None; nranks],
-        };
+    let mode = v
+        .get("acquisition_mode")
+        .and_then(|m| m.as_str())
+        .and_then(mode_cores);
     let host_cpus = |name: &str| -> Option<usize> {
         v.get("hosts")?
             .as_array()?
@@ -375,7 +389,7 @@ fn hosts_of(dir: &Path, nranks: usize) -> (Vec<usize>, Vec<(String, Option<usize
     };
     let mut hosts: Vec<(String, Option<usize>)> = Vec::new();
     let mut of_rank = Vec::with_capacity(nranks);
-    for (r, name) in names.iter().enumerate() {
+    for name in &names {
         let h = match hosts.iter().position(|(n, _)| n == name) {
             Some(h) => h,
             None => {
@@ -383,10 +397,10 @@ fn hosts_of(dir: &Path, nranks: usize) -> (Vec<usize>, Vec<(String, Option<usize
                 hosts.len() - 1
             }
         };
-        let c = allowed[r].or_else(|| host_cpus(name));
-        hosts[h].1 = match (hosts[h].1, c) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
+        hosts[h].1 = match (mode, host_cpus(name)) {
+            (Some(m), Some(c)) => Some(m.min(c)),
+            (Some(usize::MAX), None) => None,
+            (m, c) => m.or(c),
         };
         of_rank.push(h);
     }
@@ -603,6 +617,23 @@ mod tests {
         assert_eq!(e.to_string(), "b:1: time 'x' is not a number");
     }
 
+    #[test]
+    fn cores_of_the_acquisition_mode() {
+        assert_eq!(
+            mode_cores("folding: 8 ranks on 2 cores (4 ranks per core)"),
+            Some(2)
+        );
+        assert_eq!(
+            mode_cores("folding: 2 ranks on 1 core (2 ranks per core)"),
+            Some(1)
+        );
+        assert_eq!(
+            mode_cores("regular: 2 ranks, one per core"),
+            Some(usize::MAX)
+        );
+        assert_eq!(mode_cores("scattered: 4 ranks over the hosts of h"), None);
+    }
+
     /// Hosts and cores from trace-meta.json: two ranks on host "a" with 1 allowed CPU each.
     #[test]
     fn run_rate_reads_the_cores_from_the_metadata() {
@@ -618,7 +649,7 @@ mod tests {
         assert!((run.flops_per_sec() - 1.5e9).abs() < 1e-3);
         std::fs::write(
             p.join("trace-meta.json"),
-            r#"{"rank_hosts": ["a", "a"], "per_rank_allowed_cpus": [1, 1], "hosts": [{"name": "a", "cpus": 2}]}"#,
+            r#"{"rank_hosts": ["a", "a"], "per_rank_allowed_cpus": [1, 1], "hosts": [{"name": "a", "cpus": 2}], "acquisition_mode": "folding: 2 ranks on 1 core (2 ranks per core)"}"#,
         )
         .unwrap();
         let run = run_rate(p).unwrap();
@@ -626,5 +657,14 @@ mod tests {
         // The overlapping_bursts_share_the_cores case: 2e9.
         assert!((run.flops_per_sec() - 2e9).abs() < 1e-3);
         assert!((run.seed_flops_per_sec() - 1.5e9).abs() < 1e-3);
+        // Regular: bound one per core, each rank sees 1 CPU, yet nothing is shared.
+        std::fs::write(
+            p.join("trace-meta.json"),
+            r#"{"rank_hosts": ["a", "a"], "per_rank_allowed_cpus": [1, 1], "hosts": [{"name": "a", "cpus": 2}], "acquisition_mode": "regular: 2 ranks, one per core"}"#,
+        )
+        .unwrap();
+        let run = run_rate(p).unwrap();
+        assert_eq!(run.hosts, vec![("a".to_string(), Some(2))]);
+        assert!((run.flops_per_sec() - 1.5e9).abs() < 1e-3);
     }
 }

@@ -215,6 +215,19 @@ fn timed_run(launch: &Launch) -> anyhow::Result<(f64, f64)> {
     Ok((secs, cpu))
 }
 
+/// `program` if it names a file (a path with a directory part), else the first `PATH` entry
+/// holding it.
+fn find_program(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return program.is_file().then(|| program.to_path_buf());
+    }
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
 fn find_empty_program() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let here = exe.parent()?.join("timeless-pingpong");
@@ -302,6 +315,22 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
             cases::from_command(&args.np, fold, &args.command)
         }
     };
+    for case in &cases {
+        let program = Path::new(&case.command[0]);
+        if find_program(program).is_none() {
+            return Err(input(anyhow!(
+                "{} on {} ranks: program {} not found{}",
+                case.label,
+                case.np,
+                program.display(),
+                if program.components().count() > 1 {
+                    ""
+                } else {
+                    " on PATH"
+                }
+            )));
+        }
+    }
     let cal = &args.calibration;
     let platform_path = cal.join("platform.xml");
     let platform =
@@ -446,7 +475,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
     let speed = format!("{:e}", ctx.kernel_speed);
     export(&mut traced, ctx.imp, n, "TIMELESS_REF_SPEED", &speed);
     export(&mut traced, ctx.imp, n, "TIMELESS_TIMESTAMPS", "1");
-    timed_run(&traced).map_err(Failure::Other)?;
+    let traced_wall = timed_run(&traced).map_err(Failure::Other)?.0;
     bar.inc(1);
     bar.set_message(format!("{tag}: simulating"));
     let traces = TraceSource::open(&trace_dir.join("trace-list.txt"))
@@ -521,6 +550,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
             walls.iter().map(|w| (w - b).max(0.0)).collect()
         }),
         baseline_secs,
+        traced_secs: baseline_secs.map(|b| (traced_wall - b).max(0.0)),
         cpu_share: median(&shares),
         kernel_speed: ctx.kernel_speed,
         trace_rate,

@@ -59,6 +59,9 @@ pub struct Row {
     pub measured: Vec<f64>,
     /// Median wall time of the launch baseline, seconds.
     pub baseline_secs: Option<f64>,
+    /// Wall time of the traced run minus the launch baseline, seconds (the run the trace
+    /// describes: its difference from `measured` is the tracer's perturbation).
+    pub traced_secs: Option<f64>,
     /// CPU time of the ranks / (ranks × wall time), median of the untraced runs.
     pub cpu_share: Option<f64>,
     /// The calibrated platform's speed, flop/s (the trace's `TIMELESS_REF_SPEED`).
@@ -138,7 +141,7 @@ fn pct(v: Option<f64>) -> String {
 /// The table printed and written to `validate.txt`.
 pub fn table(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
     let mut s = format!(
-        "{:<12} {:>5}  {:<10} {:<22} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>10} {:>8} {:>8} {:>9} {:>9}\n",
+        "{:<12} {:>5}  {:<10} {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>10} {:>8} {:>8} {:>9} {:>9}\n",
         "program",
         "ranks",
         "mode",
@@ -146,6 +149,7 @@ pub fn table(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
         "measured",
         "min",
         "max",
+        "traced",
         "predicted",
         "error",
         "cpu",
@@ -163,7 +167,7 @@ pub fn table(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<12} {:>5}  {:<10} {:<22} {:>9} {:>9} {:>9} {:>9.4} {:>7} {:>6} {:>10} {:>8} {:>8} {:>9.4} {:>9.4}",
+            "{:<12} {:>5}  {:<10} {:<22} {:>9} {:>9} {:>9} {:>9} {:>9.4} {:>7} {:>6} {:>10} {:>8} {:>8} {:>9.4} {:>9.4}",
             r.label,
             r.np,
             r.mode,
@@ -171,6 +175,7 @@ pub fn table(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
             opt(st.map(|x| x.0), |v| format!("{v:.4}")),
             opt(st.map(|x| x.1), |v| format!("{v:.4}")),
             opt(st.map(|x| x.2), |v| format!("{v:.4}")),
+            opt(r.traced_secs, |v| format!("{v:.4}")),
             r.predicted.secs,
             pct(r.error_pct()),
             opt(r.cpu_share, |v| format!("{:.0}%", 100.0 * v)),
@@ -185,7 +190,8 @@ pub fn table(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
         s,
         "(seconds from MPI_Init to MPI_Finalize: measured = wall time of the launcher minus the median wall time of the\n \
          same launch of an empty MPI program; predicted = replay on the calibrated platform, hosts at the {} speed, tracer\n \
-         overhead {}; error = (predicted - measured median) / measured median; cpu = CPU time of the ranks / (ranks x wall);\n \
+         overhead {}; error = (predicted - measured median) / measured median; traced = the traced run's wall time minus the\n \
+         baseline; cpu = CPU time of the ranks / (ranks x wall);\n \
          rate = the traced bursts' flops per core-second; @{} and {} = the error with the other speed source and with\n \
          the compensation {}; compute = replay on a free network; comm = replay without computation)",
         source.name(),
@@ -257,7 +263,7 @@ pub fn acquisition(rows: &[Row]) -> String {
 /// `validate.csv`.
 pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
     let mut s = String::from(
-        "program,ranks,mode,trace_mode,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,predicted_secs,error_pct,speed_source,compensated,cpu_share,kernel_speed_flops_per_sec,trace_rate_flops_per_sec,trace_wall_rate_flops_per_sec,predicted_kernel_secs,predicted_trace_secs,predicted_other_compensation_secs,compute_only_secs,comm_only_secs,removed_per_rank_secs,measured_secs\n",
+        "program,ranks,mode,trace_mode,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,traced_secs,predicted_secs,error_pct,speed_source,compensated,cpu_share,kernel_speed_flops_per_sec,trace_rate_flops_per_sec,trace_wall_rate_flops_per_sec,predicted_kernel_secs,predicted_trace_secs,predicted_other_compensation_secs,compute_only_secs,comm_only_secs,removed_per_rank_secs,measured_secs\n",
     );
     let f = |v: Option<f64>, p: usize| v.map_or(String::new(), |v| format!("{v:.p$}"));
     let e = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6e}"));
@@ -266,7 +272,7 @@ pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
         let all: Vec<String> = r.measured.iter().map(|x| format!("{x:.6}")).collect();
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{:.6},{},{},{},{},{:.6e},{},{},{:.6},{},{:.6},{:.6},{:.6},{},{}",
+            "{},{},{},{},{},{},{},{},{},{:.9},{},{},{},{},{:.6e},{},{},{:.9},{},{:.9},{:.9},{:.9},{},{}",
             r.label,
             r.np,
             r.mode,
@@ -275,6 +281,7 @@ pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
             f(st.map(|x| x.1), 6),
             f(st.map(|x| x.2), 6),
             f(r.baseline_secs, 6),
+            f(r.traced_secs, 6),
             r.predicted.secs,
             f(r.error_pct(), 2),
             source.name(),
@@ -284,7 +291,7 @@ pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
             e(r.trace_rate),
             e(r.trace_wall_rate),
             r.predicted.kernel_secs,
-            f(r.predicted.trace_secs, 6),
+            f(r.predicted.trace_secs, 9),
             r.predicted.other_compensation_secs,
             r.predicted.compute_only_secs,
             r.predicted.comm_only_secs,
@@ -307,6 +314,7 @@ mod tests {
             trace_mode: trace_mode.into(),
             measured: measured.to_vec(),
             baseline_secs: Some(0.3),
+            traced_secs: Some(1.5),
             cpu_share: Some(0.9),
             kernel_speed: 4e9,
             trace_rate: Some(3e9),
@@ -371,7 +379,7 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(
             lines[1],
-            "d,8,regular,regular,,,,0.300000,9.000000,,kernel,false,0.900,4.000000e9,3.000000e9,2.000000e9,6.750000,9.000000,9.010000,8.900000,0.100000,0.001000,"
+            "d,8,regular,regular,,,,0.300000,1.500000,9.000000000,,kernel,false,0.900,4.000000e9,3.000000e9,2.000000e9,6.750000000,9.000000000,9.010000000,8.900000000,0.100000000,0.001000,"
         );
         assert_eq!(lines[0].split(',').count(), lines[1].split(',').count());
     }
