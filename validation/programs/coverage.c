@@ -4,12 +4,16 @@
  * Sections: send modes (ssend, bsend, rsend, issend), sendrecv with tag 0 and another tag,
  * sendrecv_replace, completion by test/testall/testany/testsome/waitany/waitsome, iprobe,
  * request_free, matched probes (mprobe/mrecv, improbe/imrecv), every blocking collective (with MPI_IN_PLACE and a derived datatype), the
- * nonblocking collectives, and communicators (split, dup, create, free). */
+ * nonblocking collectives, and communicators (split, dup, create, free); then MPI-3 calls:
+ * comm_idup, alltoallw, neighbourhood collectives on a Cartesian grid, intercomm_create. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #define N 64
+
+/* Neighbour alltoall sends 3 ints to each of up to 4 neighbours: 12 ints of x. */
+static int *big_for_neighbors(int *x) { return x; }
 
 int main(int argc, char **argv) {
     int rank, size;
@@ -190,6 +194,60 @@ int main(int argc, char **argv) {
         MPI_Wait(&r[0], MPI_STATUS_IGNORE);
         MPI_Wait(&sr[0], MPI_STATUS_IGNORE);
         MPI_Wait(&sr[1], MPI_STATUS_IGNORE);
+    }
+
+    /* MPI-3 calls: a nonblocking duplicate, MPI_Alltoallw with a datatype per peer,
+     * neighbourhood collectives on a Cartesian grid, an intercommunicator. */
+    {
+        MPI_Comm idup;
+        MPI_Request ir;
+        MPI_Comm_idup(MPI_COMM_WORLD, &idup, &ir);
+        MPI_Wait(&ir, MPI_STATUS_IGNORE);
+        MPI_Barrier(idup);
+        MPI_Comm_free(&idup);
+
+        /* Rank r sends 1 + r elements to every peer i, ints to even peers and doubles to odd
+         * ones; displacements are in bytes, 64 per peer. */
+        int *sc = malloc(size * sizeof(int)), *rc = malloc(size * sizeof(int));
+        int *sd = malloc(size * sizeof(int)), *rd = malloc(size * sizeof(int));
+        MPI_Datatype *stypes = malloc(size * sizeof(MPI_Datatype));
+        MPI_Datatype *rtypes = malloc(size * sizeof(MPI_Datatype));
+        char *sbuf = calloc(size, 64), *rbuf = calloc(size, 64);
+        for (int i = 0; i < size; i++) {
+            sc[i] = 1 + rank;
+            stypes[i] = i % 2 == 0 ? MPI_INT : MPI_DOUBLE;
+            rc[i] = 1 + i;
+            rtypes[i] = rank % 2 == 0 ? MPI_INT : MPI_DOUBLE;
+            sd[i] = rd[i] = 64 * i;
+        }
+        MPI_Alltoallw(sbuf, sc, sd, stypes, rbuf, rc, rd, rtypes, MPI_COMM_WORLD);
+        free(sc), free(rc), free(sd), free(rd), free(stypes), free(rtypes), free(sbuf), free(rbuf);
+
+        /* A 2-D grid (size/2 x 2), periodic in dimension 0 only. */
+        MPI_Comm cart;
+        int dims[2] = {size / 2, 2}, periods[2] = {1, 0};
+        if (size % 2 == 0) {
+            MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+            int nb[8] = {0}, nb2[24] = {0};
+            MPI_Neighbor_allgather(x, 2, MPI_INT, nb, 2, MPI_INT, cart);
+            MPI_Neighbor_alltoall(big_for_neighbors(x), 3, MPI_INT, nb2, 3, MPI_INT, cart);
+            for (int i = 0; i < 8; i++) y[i] += nb[i];
+            MPI_Comm_free(&cart);
+        }
+
+        /* Even and odd ranks joined by an intercommunicator (leaders: world ranks 0 and 1);
+         * local rank k of each group exchanges with remote rank k. */
+        MPI_Comm local, inter;
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local);
+        MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, rank % 2 == 0 ? 1 : 0, 99, &inter);
+        int lrank, rsize;
+        MPI_Comm_rank(local, &lrank);
+        MPI_Comm_remote_size(inter, &rsize);
+        if (lrank < rsize)
+            MPI_Sendrecv(a, 2, MPI_DOUBLE, lrank, 40, b, 2, MPI_DOUBLE, lrank, 40, inter,
+                         MPI_STATUS_IGNORE);
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&local);
     }
 
     /* What rank 0 received last, as a result line that tracing must not change. */

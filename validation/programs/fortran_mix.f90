@@ -2,8 +2,9 @@
 ! Fortran wrappers: a ring of MPI_SEND/MPI_RECV (the receive from MPI_ANY_SOURCE with
 ! MPI_STATUS_IGNORE), a halo exchange with MPI_ISEND/MPI_IRECV and MPI_WAITALL
 ! (MPI_STATUSES_IGNORE), MPI_SENDRECV, MPI_WAITANY and MPI_TEST, then MPI_BCAST, MPI_REDUCE,
-! MPI_ALLREDUCE with MPI_IN_PLACE, MPI_GATHER, MPI_ALLTOALL and MPI_BARRIER, and a
-! MPI_COMM_SPLIT.
+! MPI_ALLREDUCE with MPI_IN_PLACE, MPI_GATHER, MPI_ALLTOALL and MPI_BARRIER, a
+! MPI_COMM_SPLIT, MPI_ALLTOALLW (an array of datatype handles) and MPI_NEIGHBOR_ALLGATHER on a
+! periodic ring made with MPI_CART_CREATE.
 !
 ! usage: fortran_mix [rounds=3]
 program fortran_mix
@@ -14,7 +15,8 @@ program fortran_mix
   integer :: req(4), status(MPI_STATUS_SIZE)
   logical :: done
   double precision :: a(n), b(n), c(n), s
-  integer, allocatable :: sendv(:), recvv(:)
+  integer, allocatable :: sendv(:), recvv(:), cnts(:), displs(:), types(:)
+  integer :: ring, nb(2)
   character(len=16) :: arg
 
   call MPI_INIT(ierr)
@@ -76,6 +78,18 @@ program fortran_mix
   call MPI_COMM_SPLIT(MPI_COMM_WORLD, mod(rank, 2), rank, half, ierr)
   call MPI_BARRIER(half, ierr)
   call MPI_COMM_FREE(half, ierr)
+  ! One integer to and from every rank, displacements in bytes, one datatype handle per peer.
+  allocate (cnts(nprocs), displs(nprocs), types(nprocs))
+  cnts = 1
+  types = MPI_INTEGER
+  do i = 1, nprocs
+    displs(i) = 4 * (i - 1)
+  end do
+  call MPI_ALLTOALLW(sendv, cnts, displs, types, recvv, cnts, displs, types, MPI_COMM_WORLD, ierr)
+  call MPI_CART_CREATE(MPI_COMM_WORLD, 1, [nprocs], [.true.], .false., ring, ierr)
+  call MPI_NEIGHBOR_ALLGATHER(rank, 1, MPI_INTEGER, nb, 1, MPI_INTEGER, ring, ierr)
+  call MPI_COMM_FREE(ring, ierr)
+  deallocate (cnts, displs, types)
   call MPI_BARRIER(MPI_COMM_WORLD, ierr)
   if (rank == 0) print '(a,i0,a,es20.12)', 'fortran_mix: done on ', nprocs, ' ranks, sum ', sum(c)
   deallocate (sendv, recvv)

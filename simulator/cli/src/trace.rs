@@ -40,10 +40,16 @@ pub struct TraceArgs {
     /// Trace directory (created; old rank, list and metadata files in it are removed).
     #[arg(long, short = 'o', default_value = "timeless-trace")]
     pub out: PathBuf,
-    /// Scattered mode: ranks write to a directory local to their host, copied here after the
-    /// run (`scp` from each host of the hostfile, a local copy for this host).
+    /// Scattered mode without a shared file system: ranks write to a directory local to their
+    /// host (the same temporary path on every host), and the tracer collects every rank's
+    /// files into the output directory on rank 0's host over MPI at `MPI_Finalize` (k-nomial
+    /// tree, seed 003 §4.3). Run `timeless trace` on rank 0's host.
     #[arg(long, requires = "hostfile")]
     pub gather: bool,
+    /// Radix of the gather's k-nomial tree (⌈log_K N⌉ rounds).
+    #[arg(long, value_name = "K", default_value_t = 4, requires = "gather",
+          value_parser = clap::value_parser!(u32).range(2..))]
+    pub gather_radix: u32,
     /// Also record every call's enter and exit times (`rank-<r>.timed.txt`, `timed-list.txt`),
     /// for `timeless compensate`.
     #[arg(long)]
@@ -499,8 +505,12 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
 
     let out = prepare_out(&args.out).map_err(Failure::Other)?;
     let local = if args.gather {
+        // The same path on every host; the ranks create it.
         let l = std::env::temp_dir().join(format!("timeless-trace-{}", std::process::id()));
-        prepare_out(&l).map_err(Failure::Other)?
+        prepare_out(&l).map_err(Failure::Other)?;
+        extra_env.push(("TIMELESS_GATHER_OUT", out.display().to_string()));
+        extra_env.push(("TIMELESS_GATHER_RADIX", args.gather_radix.to_string()));
+        l
     } else {
         out.clone()
     };
@@ -528,12 +538,21 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
         .with_context(|| format!("cannot start {}", launch.program.to_string_lossy()))
         .map_err(Failure::Other)?;
     if args.gather {
-        let hostfile = args
-            .hostfile
-            .as_deref()
-            .expect("--gather requires --hostfile");
-        gather(hostfile, &local, &out).map_err(Failure::Other)?;
+        // After a failed run nothing was gathered: keep this host's partial traces.
+        let kept = if status.success() {
+            0
+        } else {
+            salvage(&local, &out).map_err(Failure::Other)?
+        };
         let _ = std::fs::remove_dir_all(&local);
+        if !status.success() {
+            return Err(Failure::Other(anyhow!(
+                "the traced program failed ({status}); nothing was gathered: {kept} partial \
+                 trace files of this host are in {}, the other hosts' in {} on each host",
+                out.display(),
+                local.display()
+            )));
+        }
     }
     if !status.success() {
         return Err(Failure::Other(anyhow!(
@@ -572,48 +591,22 @@ fn prepare_out(out: &Path) -> anyhow::Result<PathBuf> {
     Ok(out)
 }
 
-/// Hosts of a hostfile (Open MPI `host slots=k`, MPICH `host:k`), in order, without repeats.
-pub fn hostfile_hosts(text: &str) -> Vec<String> {
-    let mut hosts: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        let Some(first) = line.split_whitespace().next() else {
-            continue;
-        };
-        let host = first.split(':').next().unwrap_or(first).to_string();
-        if !hosts.contains(&host) {
-            hosts.push(host);
+/// Moves the files of this host's node-local trace directory into `out` (after a failed run,
+/// when the tracer gathered nothing); returns how many.
+fn salvage(local: &Path, out: &Path) -> anyhow::Result<usize> {
+    let Ok(entries) = std::fs::read_dir(local) else {
+        return Ok(0);
+    };
+    let mut n = 0;
+    for entry in entries {
+        let p = entry?.path();
+        if let (true, Some(name)) = (p.is_file(), p.file_name()) {
+            std::fs::copy(&p, out.join(name))
+                .with_context(|| format!("cannot copy {} into {}", p.display(), out.display()))?;
+            n += 1;
         }
     }
-    hosts
-}
-
-/// Copies the trace files of every host's local directory `local` into `out`.
-fn gather(hostfile: &Path, local: &Path, out: &Path) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(hostfile)
-        .with_context(|| format!("cannot read {}", hostfile.display()))?;
-    let me = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    for host in hostfile_hosts(&text) {
-        if host == "localhost" || host == me.trim() {
-            for entry in std::fs::read_dir(local)? {
-                let p = entry?.path();
-                if let Some(name) = p.file_name() {
-                    std::fs::copy(&p, out.join(name))?;
-                }
-            }
-        } else {
-            let st = Command::new("scp")
-                .arg("-q")
-                .arg(format!("{host}:{}/*", local.display()))
-                .arg(out)
-                .status()
-                .context("cannot run scp")?;
-            if !st.success() {
-                bail!("copying the trace files of {host} failed ({st})");
-            }
-        }
-    }
-    Ok(())
+    Ok(n)
 }
 
 /// Checks every rank file and prints the summary.
@@ -653,11 +646,29 @@ fn report(out: &Path, np: usize) -> anyhow::Result<()> {
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
     println!("  per kind: {}", kinds.join(", "));
+    if let Some(g) = gathered(out) {
+        println!("  {g}");
+    }
     println!(
         "Simulate with:\n  timeless simulate {} --platform PLATFORM.xml",
         out.join("trace-list.txt").display()
     );
     Ok(())
+}
+
+/// The `gather` member the tracer added to `trace-meta.json`, as one line.
+fn gathered(out: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(out.join("trace-meta.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let g = v.get("gather")?;
+    Some(format!(
+        "gathered over MPI: {} files, {} bytes, {}-nomial tree in {} rounds, {:.3} s",
+        g["files"],
+        g["bytes"],
+        g["radix"],
+        g["rounds"],
+        g["secs"].as_f64().unwrap_or(0.0)
+    ))
 }
 
 #[cfg(test)]
@@ -837,13 +848,5 @@ mod tests {
         );
         assert!(choose_ref_speed(Some(-1.0), None, &regular, never).is_err());
         assert!(choose_ref_speed(None, Some("fast"), &regular, never).is_err());
-    }
-
-    #[test]
-    fn hostfile_hosts_in_order() {
-        assert_eq!(
-            hostfile_hosts("# c\nnode1 slots=2\nnode2:4\nnode1\n\n"),
-            ["node1", "node2"]
-        );
     }
 }

@@ -426,41 +426,83 @@ fn a_given_reference_speed_reaches_every_rank() {
     assert!(r0.contains("x 2.5e9 flop/s"), "{r0}");
 }
 
+/// Scattered mode with `--gather` on a localhost hostfile: the ranks write to a node-local
+/// temporary directory and the tracer moves the files into `-o` over MPI at `MPI_Finalize`
+/// (4 ranks, radix 4: one round; radix 2: two), leaving no temporary directory behind.
 #[test]
-fn scattered_mode_gathers_the_rank_files_of_the_hostfile_s_hosts() {
+fn scattered_mode_gathers_the_rank_files_over_mpi() {
     if !have_mpi() {
         return;
     }
     let exe = programs().join("ring");
-    let dir = tmp().join("scattered");
     std::fs::create_dir_all(tmp()).unwrap();
     let hostfile = tmp().join("hostfile-localhost");
     std::fs::write(&hostfile, "localhost slots=4\n").unwrap();
-    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
-    let out = timeless(&[
-        "trace",
-        "-n",
-        "4",
-        "--hostfile",
-        hostfile.to_str().unwrap(),
-        "--gather",
-        "-o",
-        dir.to_str().unwrap(),
-        "--",
-        exe.to_str().unwrap(),
-    ]);
-    let (o, e) = text(&out);
-    assert!(out.status.success(), "{o}{e}");
-    assert!(o.contains("Traced 4 ranks"), "{o}");
-    let meta = std::fs::read_to_string(dir.join("trace-meta.json")).unwrap();
-    assert!(
-        meta.contains("\"acquisition_mode\": \"scattered: 4 ranks over the hosts of"),
-        "{meta}"
-    );
-    for r in 0..4 {
-        let t = std::fs::read_to_string(dir.join(format!("rank-{r}.txt"))).unwrap();
-        assert!(t.ends_with(&format!("{r} finalize\n")), "rank {r}");
+    for (radix, rounds) in [("4", 1), ("2", 2)] {
+        let dir = tmp().join(format!("scattered-{radix}"));
+        let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+        let out = timeless(&[
+            "trace",
+            "-n",
+            "4",
+            "--hostfile",
+            hostfile.to_str().unwrap(),
+            "--gather",
+            "--gather-radix",
+            radix,
+            "-o",
+            dir.to_str().unwrap(),
+            "--",
+            exe.to_str().unwrap(),
+        ]);
+        let (o, e) = text(&out);
+        assert!(out.status.success(), "{o}{e}");
+        assert!(o.contains("Traced 4 ranks"), "{o}");
+        assert!(
+            o.contains(&format!(
+                "gathered over MPI: 6 files, {} bytes, {radix}-nomial tree in {rounds} rounds",
+                (0..4)
+                    .map(|r| std::fs::metadata(dir.join(format!("rank-{r}.txt")))
+                        .unwrap()
+                        .len())
+                    .sum::<u64>()
+                    + std::fs::metadata(dir.join("trace-list.txt")).unwrap().len()
+                    + gathered_meta_len(&dir)
+            )),
+            "{o}"
+        );
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("trace-meta.json")).unwrap())
+                .unwrap();
+        assert!(
+            m["acquisition_mode"]
+                .as_str()
+                .unwrap()
+                .starts_with("scattered: 4 ranks over the hosts of"),
+            "{m}"
+        );
+        assert_eq!(m["gather"]["rounds"], rounds);
+        // Each host measured its own reference speed.
+        assert!(m["reference_speed"]["source"]
+            .as_str()
+            .unwrap()
+            .starts_with("reference kernel run by every rank"));
+        let local = m["trace_directory"].as_str().unwrap();
+        assert!(local.contains("timeless-trace-"), "{local}");
+        assert!(!Path::new(local).exists(), "{local} left behind");
+        for r in 0..4 {
+            let t = std::fs::read_to_string(dir.join(format!("rank-{r}.txt"))).unwrap();
+            assert!(t.ends_with(&format!("{r} finalize\n")), "rank {r}");
+        }
     }
+}
+
+/// Size of the metadata file as rank 0 sent it: the gathered file without the `gather` member
+/// the tracer appended.
+fn gathered_meta_len(dir: &Path) -> u64 {
+    let text = std::fs::read_to_string(dir.join("trace-meta.json")).unwrap();
+    let cut = text.find(",\n  \"gather\": {").expect("a gather member");
+    (text[..cut].len() + "\n}\n".len()) as u64
 }
 
 /// The committed sub-communicator trace (traces/commsplit4, see its README): every action

@@ -268,6 +268,52 @@ impl Arg for Reqs {
     }
 }
 
+/// An array of datatype handles (`MPI_Alltoallw`), converted element by element in Fortran
+/// (its length is the communicator's size: `[@size comm]` in the table).
+pub struct Types;
+impl Arg for Types {
+    type C = *const MPI_Datatype;
+    type Store = Vec<MPI_Datatype>;
+    fn store() -> Vec<MPI_Datatype> {
+        Vec::new()
+    }
+    unsafe fn f_in(f: *mut c_void, st: &mut Vec<MPI_Datatype>, len: usize) -> Self::C {
+        if f.is_null() {
+            return std::ptr::null();
+        }
+        let src = std::slice::from_raw_parts(f as *const Fint, len);
+        st.clear();
+        st.extend(src.iter().map(|&h| mpi_sys::PMPI_Type_f2c(h)));
+        st.as_ptr()
+    }
+}
+
+/// Number of ranks of a Fortran communicator argument (the remote group's for an
+/// intercommunicator), 0 if it cannot be told.
+///
+/// # Safety
+/// `f` points to a Fortran communicator handle.
+pub unsafe fn fortran_comm_size(f: *mut c_void) -> usize {
+    if f.is_null() {
+        return 0;
+    }
+    let comm = mpi_sys::PMPI_Comm_f2c(fint(f));
+    let (mut inter, mut n) = (0, 0);
+    if mpi_sys::PMPI_Comm_test_inter(comm, &mut inter) != mpi::SUCCESS {
+        return 0;
+    }
+    let rc = if inter != 0 {
+        mpi_sys::PMPI_Comm_remote_size(comm, &mut n)
+    } else {
+        mpi_sys::PMPI_Comm_size(comm, &mut n)
+    };
+    if rc == mpi::SUCCESS {
+        n.max(0) as usize
+    } else {
+        0
+    }
+}
+
 /// Storage for one status in both bindings.
 pub struct StatusStore {
     c: MPI_Status,

@@ -90,6 +90,20 @@ pub fn thread_cpu_chained_secs() -> f64 {
     cpu as f64 * 1e-9
 }
 
+/// Wall-clock time (`CLOCK_MONOTONIC`, seconds) of the calling thread's latest
+/// [`thread_cpu_chained_secs`] point, or now if it has none.
+pub fn last_point_wall_secs() -> f64 {
+    let ns = LAST_POINT
+        .with(Cell::get)
+        .map_or_else(|| read_ns(libc::CLOCK_MONOTONIC), |(w, _)| w);
+    ns as f64 * 1e-9
+}
+
+/// Wall-clock time now (`CLOCK_MONOTONIC`, seconds).
+pub fn wall_secs() -> f64 {
+    read_ns(libc::CLOCK_MONOTONIC) as f64 * 1e-9
+}
+
 /// (real CPU clock reads, estimates) made by [`thread_cpu_chained_secs`] so far.
 pub fn chained_reads() -> (u64, u64) {
     (

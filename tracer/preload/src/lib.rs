@@ -37,12 +37,16 @@
 //! * **Online compression** ([`online`], `TIMELESS_COMPRESS=1`): each rank compresses its
 //!   records as they are written; the ranks merge at `MPI_Finalize` and rank 0 writes
 //!   `trace.tlg`, the format of `timeless compress`.
+//! * **Gathering** ([`gather`], called from [`finalize`]): with `TIMELESS_GATHER_OUT`, the
+//!   ranks' files travel to rank 0's node over MPI (k-nomial tree) before `MPI_Finalize`.
 
 pub mod args;
 pub mod calibrate;
 pub mod clock;
 pub mod control;
+pub mod finalize;
 pub mod fortran;
+pub mod gather;
 pub mod hooks;
 pub mod init;
 pub mod meta;

@@ -121,8 +121,7 @@ pub fn post<H: Hook<A>, A>(e: &Entry, a: &A, stash: Option<H::Stash>, ret: c_int
                     "an MPI call failed with error {ret}: not recorded"
                 ))
             };
-            t.end_event();
-            r
+            r.and(t.end_event())
         });
     }
     // Injected cost of the exit event: after the clock read that starts the next burst.
@@ -252,6 +251,41 @@ fn install_panic_hook() {
             }
         }));
     });
+}
+
+/// Starts the flusher thread: every `period_secs` it writes the lines the tracer has buffered
+/// for at least that long, so that records reach the file even while the program is blocked
+/// in a call (and a rank killed with `SIGKILL`, which no handler sees, keeps them). It never
+/// calls MPI, takes the tracer's lock only if it is free, and stops when the trace is closed.
+pub fn start_flusher(period_secs: f64) {
+    if !(period_secs > 0.0 && period_secs.is_finite()) {
+        return;
+    }
+    let period = std::time::Duration::from_secs_f64(period_secs);
+    let _ = std::thread::Builder::new()
+        .name("timeless-flush".into())
+        .spawn(move || loop {
+            std::thread::sleep(period);
+            let open = catch_unwind(|| match TRACER.try_lock() {
+                Ok(mut guard) => match guard.as_mut() {
+                    Some(t) if !t.is_closed() => {
+                        if let Err(e) = t.flush_if_due(crate::clock::wall_secs()) {
+                            t.abandon(&e.to_string());
+                            drop(guard);
+                            disable(&format!("periodic flush: {e}"));
+                            return false;
+                        }
+                        true
+                    }
+                    _ => false,
+                },
+                Err(std::sync::TryLockError::WouldBlock) => true,
+                Err(std::sync::TryLockError::Poisoned(_)) => false,
+            });
+            if !matches!(open, Ok(true)) {
+                return;
+            }
+        });
 }
 
 /// From a signal handler: writes the buffered whole lines and `last`, if the tracer is not in

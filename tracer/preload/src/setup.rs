@@ -5,12 +5,16 @@
 //! list and metadata files. The exchange happens even when a rank could not open its trace file
 //! (that rank then runs untraced), so a local failure never leaves the others waiting.
 //!
-//! Environment: `TIMELESS_OUT` (trace directory, default `timeless-trace`),
+//! Environment: `TIMELESS_OUT` (trace directory, default `timeless-trace`; `%r` in it stands
+//! for the world rank), `TIMELESS_GATHER_OUT`, `TIMELESS_GATHER_RADIX` and
+//! `TIMELESS_GATHER_KEEP` (see `gather`),
 //! `TIMELESS_BUFFER_BYTES` (write threshold, default 1 MiB), `TIMELESS_MIN_BURST_SECS` (shorter
 //! bursts are carried over to the next one, default 1e-6 s), `TIMELESS_REF_SPEED` (flop/s,
 //! replaces the calibration; `timeless trace` sets it) and `TIMELESS_REF_SPEED_SOURCE` (where it
 //! came from, for the metadata), `TIMELESS_EXACT_CPU_ABOVE_SECS` (intervals longer than this
-//! read the real thread CPU clock, default 20e-6 s; see `clock`), `TIMELESS_MODE` (acquisition
+//! read the real thread CPU clock, default 20e-6 s; see `clock`), `TIMELESS_FLUSH_SECS`
+//! (buffered lines older than this are written out, default 1 s, 0: only when the buffer
+//! fills), `TIMELESS_MODE` (acquisition
 //! mode written in the metadata),
 //! `TIMELESS_INJECT_PANIC=n` (tests only: the tracer panics at its n-th record, to check that
 //! the program survives it).
@@ -58,6 +62,16 @@ fn env_f64(name: &str) -> Option<f64> {
     std::env::var(name).ok()?.trim().parse().ok()
 }
 
+/// Default period of the periodic flush (`TIMELESS_FLUSH_SECS`), seconds.
+pub const DEFAULT_FLUSH_SECS: f64 = 1.0;
+
+/// Rank `rank`'s trace directory: `TIMELESS_OUT` (default `timeless-trace`), each `%r` in it
+/// replaced by the world rank (per-rank directories, e.g. node-local ones gathered at the end).
+pub fn trace_dir(rank: u32) -> PathBuf {
+    let out = std::env::var("TIMELESS_OUT").unwrap_or_else(|_| "timeless-trace".into());
+    PathBuf::from(out.replace("%r", &rank.to_string()))
+}
+
 /// Starts tracing; called once `MPI_Init` succeeded.
 pub fn start(what: &str) {
     runtime::guarded_startup(what, || {
@@ -72,8 +86,7 @@ fn try_start() -> Result<(), Fail> {
     let (rank, size) = mpi::rank_size(world).ok_or_else(|| Fail::new("MPI_Comm_rank failed"))?;
     let (rank, size) = (rank as u32, size as u32);
     runtime::set_rank(i64::from(rank));
-    let dir =
-        PathBuf::from(std::env::var("TIMELESS_OUT").unwrap_or_else(|_| "timeless-trace".into()));
+    let dir = trace_dir(rank);
     let buffer = env_f64("TIMELESS_BUFFER_BYTES").map_or(1 << 20, |v| v.max(1.0) as usize);
     // Experiments on the tracer's intrusion (see `stamps`); set before any wrapper runs traced.
     if std::env::var("TIMELESS_TIMESTAMPS").is_ok_and(|v| !v.is_empty() && v != "0") {
@@ -86,6 +99,9 @@ fn try_start() -> Result<(), Fail> {
     let settings = Settings {
         min_burst_secs: env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6).max(0.0),
         inject_panic_at: env_f64("TIMELESS_INJECT_PANIC").map(|v| v as u64),
+        flush_secs: env_f64("TIMELESS_FLUSH_SECS")
+            .unwrap_or(DEFAULT_FLUSH_SECS)
+            .max(0.0),
     };
 
     // Online compression registers its merge at MPI_Finalize on every rank, first.
@@ -194,11 +210,15 @@ fn try_start() -> Result<(), Fail> {
     ))?;
     t.comms.get(world)?; // world is communicator 0
     t.rec(format_args!("init"))?;
+    // On disk from the start: a rank killed at any later point leaves a valid prefix.
+    t.flush_buffered()?;
     // SAFETY: registers a plain extern "C" function.
     unsafe { libc::atexit(at_exit_trampoline) };
     crate::signals::install();
-    t.end_event();
+    t.end_event()?;
+    let flush_secs = t.settings_flush_secs();
     runtime::install(t);
+    runtime::start_flusher(flush_secs);
     Ok(())
 }
 
@@ -386,6 +406,7 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
             ]),
         ),
         ("min_burst_secs", Json::Num(env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6))),
+        ("flush_secs", Json::Num(env_f64("TIMELESS_FLUSH_SECS").unwrap_or(DEFAULT_FLUSH_SECS).max(0.0))),
         (
             "timestamps",
             if stamps::stamps_enabled() {

@@ -1,5 +1,8 @@
 //! Writing the trace out when the process is killed: `SIGTERM` (what `mpirun` sends the other
 //! ranks when one calls `MPI_Abort` or fails), `SIGINT` (Ctrl-C) and `SIGABRT` (`abort()`).
+//! Best effort: Open MPI sends `SIGKILL` a second after `SIGTERM`, and a rank that does not get
+//! the CPU in time dies without running its handler; what the tracer flushed before (at
+//! start-up, and periodically: `runtime::start_flusher`) is then the trace.
 //!
 //! A signal handler may only do async-signal-safe work, so it does not format, allocate or
 //! wait: it takes the tracer's lock only if it is free (a rank killed while inside the tracer

@@ -11,13 +11,16 @@
 //! * both going through `runtime` (re-entrancy guard, `catch_unwind`, burst clock), and both
 //!   returning exactly what the library returned (in `ierr` for Fortran).
 //!
-//! `Kind[len]` marks an array argument whose length is the argument `len`.
+//! `Kind[len]` marks an array argument whose length is the argument `len`, `Kind[@size comm]`
+//! one with an entry per rank of the communicator argument `comm`.
 //! `MPI_Init` and `MPI_Init_thread` are outside the table (`init`): their Fortran bindings
-//! do not take the C arguments.
+//! do not take the C arguments; so is `MPI_Finalize` (`finalize`), which every rank must go
+//! through, traced or not.
 
 use std::ffi::c_void;
 
-/// Length of an array argument in the C binding.
+/// Length of an array argument in the C binding (`[@size comm]`: not needed in C, the C
+/// arrays are passed through).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! c_len {
@@ -27,9 +30,14 @@ macro_rules! c_len {
     ($l:ident) => {
         ($l).max(0) as usize
     };
+    (@size $c:ident) => {
+        0usize
+    };
 }
 
-/// Length of an array argument in the Fortran binding (the length argument is a pointer).
+/// Length of an array argument in the Fortran binding (the length argument is a pointer;
+/// `[@size comm]`: the size of the communicator argument, the remote group's for an
+/// intercommunicator).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! f_len {
@@ -38,6 +46,9 @@ macro_rules! f_len {
     };
     ($l:ident) => {
         (*($l as *const $crate::mpi::Fint)).max(0) as usize
+    };
+    (@size $c:ident) => {
+        $crate::args::fortran_comm_size($c)
     };
 }
 
@@ -51,7 +62,7 @@ macro_rules! f_ptr {
 }
 
 macro_rules! mpi_functions {
-    ($( $name:ident ( $( $arg:ident : $kind:ident $([$len:ident])? ),* ) => $hook:ident; )*) => {
+    ($( $name:ident ( $( $arg:ident : $kind:ident $([$($len:tt)+])? ),* ) => $hook:ident; )*) => {
         paste::paste! { $(
             #[allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
             pub mod [<$name:lower>] {
@@ -69,7 +80,7 @@ macro_rules! mpi_functions {
                     };
                     $( let mut [<st_ $arg>] = <$crate::args::$kind as Arg>::store(); )*
                     $( let $arg = <$crate::args::$kind as Arg>::c_in(
-                        $arg, &mut [<st_ $arg>], $crate::c_len!($($len)?)); )*
+                        $arg, &mut [<st_ $arg>], $crate::c_len!($($($len)+)?)); )*
                     let args = ( $($arg,)* );
                     let stash = $crate::runtime::pre::<$crate::hooks::$hook, _>(&entry, &args);
                     let ret = mpi_sys::[<PMPI_ $name>]( $($arg),* );
@@ -99,13 +110,13 @@ macro_rules! mpi_functions {
                     };
                     $( let mut [<st_ $arg>] = <$crate::args::$kind as Arg>::store(); )*
                     $( let mut [<c_ $arg>] = <$crate::args::$kind as Arg>::f_in(
-                        $arg, &mut [<st_ $arg>], $crate::f_len!($($len)?)); )*
+                        $arg, &mut [<st_ $arg>], $crate::f_len!($($($len)+)?)); )*
                     let stash = $crate::runtime::pre::<$crate::hooks::$hook, _>(
                         &entry, &( $([<c_ $arg>],)* ));
                     real( $( <$crate::args::$kind as Arg>::f_pass(
-                        $arg, &mut [<st_ $arg>], $crate::f_len!($($len)?)), )* ierr );
+                        $arg, &mut [<st_ $arg>], $crate::f_len!($($($len)+)?)), )* ierr );
                     $( <$crate::args::$kind as Arg>::f_out(
-                        $arg, &mut [<st_ $arg>], &mut [<c_ $arg>], $crate::f_len!($($len)?)); )*
+                        $arg, &mut [<st_ $arg>], &mut [<c_ $arg>], $crate::f_len!($($($len)+)?)); )*
                     let ret = if ierr.is_null() { 0 } else { *ierr };
                     $crate::runtime::post::<$crate::hooks::$hook, _>(
                         &entry, &( $([<c_ $arg>],)* ), stash, ret);
@@ -241,21 +252,35 @@ mpi_functions! {
              recvtype: Type, comm: Comm, request: ReqOut) => AllToAll;
     Ialltoallv(sendbuf: SBuf, sendcounts: Ints, sdispls: Ints, sendtype: Type, recvbuf: RBuf,
              recvcounts: Ints, rdispls: Ints, recvtype: Type, comm: Comm, request: ReqOut) => AllToAllV;
+    Alltoallw(sendbuf: SBuf, sendcounts: Ints, sdispls: Ints, sendtypes: Types[@size comm],
+             recvbuf: RBuf, recvcounts: Ints, rdispls: Ints, recvtypes: Types[@size comm],
+             comm: Comm) => AllToAllW;
+    Ialltoallw(sendbuf: SBuf, sendcounts: Ints, sdispls: Ints, sendtypes: Types[@size comm],
+             recvbuf: RBuf, recvcounts: Ints, rdispls: Ints, recvtypes: Types[@size comm],
+             comm: Comm, request: ReqOut) => AllToAllW;
+
+    // Neighbourhood collectives, written as point-to-point actions (`hooks::neighbor`).
+    Neighbor_allgather(sendbuf: SBuf, sendcount: Int, sendtype: Type, recvbuf: RBuf,
+             recvcount: Int, recvtype: Type, comm: Comm) => NeighborAllGather;
+    Neighbor_alltoall(sendbuf: SBuf, sendcount: Int, sendtype: Type, recvbuf: RBuf,
+             recvcount: Int, recvtype: Type, comm: Comm) => NeighborAllToAll;
 
     // Communicators.
     Comm_split(comm: Comm, color: Int, key: Int, newcomm: CommOut) => CommSplit;
     Comm_split_type(comm: Comm, split_type: Int, key: Int, info: Info, newcomm: CommOut) => CommSplitType;
     Comm_dup(comm: Comm, newcomm: CommOut) => CommDup;
+    Comm_idup(comm: Comm, newcomm: CommOut, request: ReqOut) => CommIdup;
     Comm_dup_with_info(comm: Comm, info: Info, newcomm: CommOut) => CommDupWithInfo;
     Comm_create_group(comm: Comm, group: Group, tag: Int, newcomm: CommOut) => CommCreateGroup;
     Intercomm_merge(intercomm: Comm, high: Int, newintracomm: CommOut) => IntercommMerge;
+    Intercomm_create(local_comm: Comm, local_leader: Int, peer_comm: Comm, remote_leader: Int,
+             tag: Int, newintercomm: CommOut) => IntercommCreate;
     Comm_create(comm: Comm, group: Group, newcomm: CommOut) => CommCreate;
     Cart_create(comm_old: Comm, ndims: Int, dims: Ints, periods: Ints, reorder: Int,
              comm_cart: CommOut) => CartCreate;
     Cart_sub(comm: Comm, remain_dims: Ints, newcomm: CommOut) => CartSub;
     Comm_free(comm: CommInOut) => CommFree;
 
-    // End of the run.
-    Finalize() => Finalize;
+    // End of the run (`MPI_Finalize` is in `finalize`: it also runs collective steps).
     Abort(comm: Comm, errorcode: Int) => Abort;
 }

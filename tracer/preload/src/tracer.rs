@@ -116,6 +116,25 @@ impl CommTable {
         Ok(&self.map[&key])
     }
 
+    /// Registers `newcomm` as a new communicator with `parent`'s members (`MPI_Comm_idup`,
+    /// whose result may not be used, hence not described, before the request completes).
+    pub fn add_copy(&mut self, newcomm: MPI_Comm, parent: MPI_Comm) -> Result<(), Fail> {
+        let p = self.get(parent)?.clone();
+        let id = self.next_id;
+        self.next_id += 1;
+        self.map.insert(
+            handle_key(newcomm),
+            CommInfo {
+                id,
+                peers: p.peers,
+                is_world: false,
+                is_inter: p.is_inter,
+                defined: false,
+            },
+        );
+        Ok(())
+    }
+
     /// Records that the communicator's `comm_def` is written.
     pub fn mark_defined(&mut self, comm: MPI_Comm) {
         if let Some(info) = self.map.get_mut(&handle_key(comm)) {
@@ -336,6 +355,9 @@ pub struct Settings {
     pub min_burst_secs: f64,
     /// Test hook: panic when this many records have been written.
     pub inject_panic_at: Option<u64>,
+    /// Buffered lines older than this (wall seconds) are written out, at the end of a traced
+    /// call or by the flusher thread (`runtime`); 0: only when the buffer fills.
+    pub flush_secs: f64,
 }
 
 /// One rank's tracer.
@@ -362,6 +384,10 @@ pub struct Tracer {
     messages: FxHashMap<u64, Matched>,
     records: u64,
     closed: bool,
+    /// Wall-clock time (`CLOCK_MONOTONIC`, seconds) of the last periodic flush.
+    last_flush_wall: f64,
+    /// The clock note is written (see [`Tracer::clock_note`]).
+    clock_noted: bool,
     /// The timestamped copy of the records (`TIMELESS_TIMESTAMPS`, see `stamps`).
     stamped: Option<Stamped>,
 }
@@ -395,6 +421,8 @@ impl Tracer {
             messages: FxHashMap::default(),
             records: 0,
             closed: false,
+            last_flush_wall: crate::clock::wall_secs(),
+            clock_noted: false,
             stamped: None,
         }
     }
@@ -488,9 +516,34 @@ impl Tracer {
         self.last_exit = thread_cpu_chained_secs();
     }
 
-    /// Marks the end of the tracer's work for this call: the next burst starts now.
-    pub fn end_event(&mut self) {
+    /// Marks the end of the tracer's work for this call: writes the buffered lines if the last
+    /// flush is older than the flush period, then starts the next burst (after the write, so
+    /// that its cost stays out of the burst).
+    pub fn end_event(&mut self) -> Result<(), Fail> {
+        let r = self.flush_if_due(crate::clock::last_point_wall_secs());
         self.last_exit = thread_cpu_chained_secs();
+        r
+    }
+
+    /// Writes the buffered whole lines (up to the first unresolved wildcard `irecv`) of both
+    /// files if the last flush is at least the flush period before `now_wall` (seconds,
+    /// `CLOCK_MONOTONIC`).
+    pub fn flush_if_due(&mut self, now_wall: f64) -> Result<(), Fail> {
+        let period = self.settings.flush_secs;
+        if period > 0.0 && now_wall - self.last_flush_wall >= period && !self.closed {
+            self.flush_buffered()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the buffered whole lines of both files now.
+    pub fn flush_buffered(&mut self) -> Result<(), Fail> {
+        self.last_flush_wall = crate::clock::wall_secs();
+        self.out.flush_ready()?;
+        if let Some(s) = &mut self.stamped {
+            s.writer().flush_ready()?;
+        }
+        Ok(())
     }
 
     /// Writes the last records and closes the trace (`MPI_Finalize`, `MPI_Abort`, exit).
@@ -498,13 +551,8 @@ impl Tracer {
         if self.closed {
             return Ok(());
         }
+        self.clock_note()?;
         self.closed = true;
-        let (exact, estimated) = crate::clock::chained_reads();
-        self.note(format_args!(
-            "thread CPU clock: {exact} real reads, {estimated} estimated from the wall clock \
-             (intervals up to {:e} s)",
-            crate::clock::exact_above_secs()
-        ))?;
         if !last.is_empty() {
             self.out.line(format_args!("{last}"))?;
         }
@@ -515,6 +563,21 @@ impl Tracer {
             s.writer().finish(unfilled)?;
         }
         Ok(())
+    }
+
+    /// Writes, once, how often the CPU clock was read and estimated (see `clock`), as a comment
+    /// before the last record.
+    pub fn clock_note(&mut self) -> Result<(), Fail> {
+        if self.clock_noted {
+            return Ok(());
+        }
+        self.clock_noted = true;
+        let (exact, estimated) = crate::clock::chained_reads();
+        self.note(format_args!(
+            "thread CPU clock: {exact} real reads, {estimated} estimated from the wall clock \
+             (intervals up to {:e} s)",
+            crate::clock::exact_above_secs()
+        ))
     }
 
     /// From a signal handler: writes the buffered whole lines, then `last`, and closes the
@@ -881,6 +944,11 @@ impl Tracer {
             }
         }
         Ok(())
+    }
+
+    /// The periodic flush's period, seconds (0: none).
+    pub fn settings_flush_secs(&self) -> f64 {
+        self.settings.flush_secs
     }
 
     /// Number of records written or reserved so far.

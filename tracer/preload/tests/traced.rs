@@ -658,13 +658,28 @@ fn every_traced_call_of_the_coverage_program() {
         id,
         members: m.to_vec(),
     };
+    // Then the MPI-3 section: the idup (4), the Cartesian grid (5), the even/odd split (6).
+    let world = [0, 1, 2, 3];
     assert_eq!(
         run.comm_defs[0],
-        vec![def(1, &[0, 2]), def(2, &[0, 1, 2, 3]), def(3, &[0])]
+        vec![
+            def(1, &[0, 2]),
+            def(2, &world),
+            def(3, &[0]),
+            def(4, &world),
+            def(5, &world),
+            def(6, &[0, 2])
+        ]
     );
     assert_eq!(
         run.comm_defs[1],
-        vec![def(1, &[1, 3]), def(2, &[0, 1, 2, 3])]
+        vec![
+            def(1, &[1, 3]),
+            def(2, &world),
+            def(3, &world),
+            def(4, &world),
+            def(5, &[1, 3])
+        ]
     );
     assert!(r0.contains("0 comm_split\n0 comm_def 1 2 0 2\n"), "{r0}");
     assert!(r0.contains("0 comm_dup\n0 comm_def 2 4 0 1 2 3\n"), "{r0}");
@@ -695,11 +710,75 @@ fn every_traced_call_of_the_coverage_program() {
     assert_eq!(run.count(0, "gather"), 2);
     // Sendrecv from MPI_ANY_SOURCE with tag 5: expanded with the real source.
     assert!(r0.contains("0 irecv 3 5 6 1"), "{r0}");
+    coverage_mpi3(&run);
     assert_pairs_match(&run);
     // The isend freed with MPI_Request_free stays in SimGrid's store (waited at the end).
     assert_requests_balanced(&run, 1);
     assert_collectives_agree(&run);
     assert_simgrid_replays(&run);
+}
+
+/// The MPI-3 section of `coverage` (4 ranks).
+fn coverage_mpi3(run: &Run) {
+    // Without the compute records, which fall between calls.
+    let text = |r: usize| {
+        run.lines[r]
+            .iter()
+            .filter(|l| !l.contains(" compute "))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    };
+    // MPI_Comm_idup: SimGrid's comm_dup and the new communicator's definition when posted.
+    assert!(
+        text(0).contains("0 comm_dup\n0 comm_def 4 4 0 1 2 3\n0 barrier comm=4\n"),
+        "{}",
+        text(0)
+    );
+    // MPI_Alltoallw in bytes: rank r sends 1 + r elements to peer i, ints (4 bytes) to even
+    // peers, doubles (8) to odd ones, and receives 1 + j elements of its own parity's type
+    // from peer j. Rank 0: sends 4 8 4 8 (24), receives 4 8 12 16 (40); rank 1: sends
+    // 8 16 8 16 (48), receives 8 16 24 32 (80).
+    assert!(
+        text(0).contains("0 alltoallv 24 4 8 4 8 40 4 8 12 16 6 6\n"),
+        "{}",
+        text(0)
+    );
+    assert!(text(1).contains("1 alltoallv 48 8 16 8 16 80 8 16 24 32 6 6\n"));
+    // Neighbourhood collectives on the 2 x 2 grid, periodic in dimension 0 only: rank 0 =
+    // (0, 0) has world rank 2 on both sides of dimension 0 and rank 1 above it in dimension 1.
+    // Tags: -1000 - 2d travelling down, -1001 - 2d travelling up (hooks::neighbor).
+    let allgather = "0 irecv 2 -1001 2 1 comm=5\n0 irecv 2 -1000 2 1 comm=5\n\
+        0 irecv 1 -1002 2 1 comm=5\n0 isend 2 -1000 2 1 comm=5\n0 isend 2 -1001 2 1 comm=5\n\
+        0 isend 1 -1003 2 1 comm=5\n0 wait 2 0 -1001 comm=5\n0 wait 2 0 -1000 comm=5\n\
+        0 wait 1 0 -1002 comm=5\n0 wait 0 2 -1000 comm=5\n0 wait 0 2 -1001 comm=5\n\
+        0 wait 0 1 -1003 comm=5\n";
+    assert!(text(0).contains(allgather), "{}", text(0));
+    // The alltoall: the same messages with 3 ints.
+    assert!(text(0).contains(&allgather.replace(" 2 1 comm", " 3 1 comm")));
+    // Rank 3 = (1, 1): world rank 1 on both sides of dimension 0, rank 2 below it (its grid
+    // is its communicator 4: rank 3 is not in MPI_Comm_create's communicator).
+    assert!(
+        text(3).contains(
+            "3 irecv 1 -1001 2 1 comm=4\n3 irecv 1 -1000 2 1 comm=4\n\
+             3 irecv 2 -1003 2 1 comm=4\n3 isend 1 -1000 2 1 comm=4\n\
+             3 isend 1 -1001 2 1 comm=4\n3 isend 2 -1002 2 1 comm=4\n"
+        ),
+        "{}",
+        text(3)
+    );
+    // MPI_Intercomm_create: a comment naming the local group, the intercommunicator's remote
+    // group, and the exchange on it in world ranks.
+    assert!(
+        text(0).contains("# intercomm_create (tag 99): local group world ranks 0 2; not replayed"),
+        "{}",
+        text(0)
+    );
+    assert!(text(0).contains("with remote group world ranks 1 3"));
+    assert!(text(1).contains("# intercomm_create (tag 99): local group world ranks 1 3;"));
+    assert!(text(0).contains("0 isend 1 40 2 0\n"), "{}", text(0));
+    assert!(text(3).contains("3 irecv 2 40 2 0\n"), "{}", text(3));
 }
 
 #[test]
@@ -711,8 +790,9 @@ fn fortran_calls_go_through_the_fortran_wrappers() {
         for (kw, n) in [
             ("send", 3),
             ("recv", 3),
-            ("isend", 3 * 2 + 3),
-            ("irecv", 3 * 2 + 3),
+            ("isend", 3 * 2 + 3 + 2),
+            ("irecv", 3 * 2 + 3 + 2),
+            ("alltoallv", 1),
             ("waitall", 3),
             ("bcast", 1),
             ("reduce", 1),
@@ -728,8 +808,24 @@ fn fortran_calls_go_through_the_fortran_wrappers() {
         assert!(run.count(r, "test") >= 1, "rank {r}");
         assert_eq!(
             run.count(r, "wait"),
-            2 + 2 + 2,
-            "rank {r}: sendrecv, waitany x2, test + wait"
+            2 + 2 + 2 + 4,
+            "rank {r}: sendrecv, waitany x2, test + wait, neighbour allgather"
+        );
+        // MPI_ALLTOALLW with MPI_INTEGER for every peer (handles converted one by one): 4 bytes
+        // to and from each of the 4 ranks. The neighbour allgather on the periodic ring: one
+        // MPI_INTEGER (id 47) from and to each side.
+        let text = run.lines[r].join("\n");
+        assert!(
+            text.contains(&format!("{r} alltoallv 16 4 4 4 4 16 4 4 4 4 6 6")),
+            "{text}"
+        );
+        let (prv, nxt) = ((r + 3) % 4, (r + 1) % 4);
+        assert!(
+            text.contains(&format!(
+                "{r} irecv {prv} -1001 1 47 comm=2\n{r} irecv {nxt} -1000 1 47 comm=2\n\
+                 {r} isend {prv} -1000 1 47 comm=2\n{r} isend {nxt} -1001 1 47 comm=2\n"
+            )),
+            "{text}"
         );
         // MPI_DOUBLE_PRECISION is written as id 40 (MPI_REAL8), MPI_INTEGER as 47 (INTEGER4).
         assert!(
@@ -762,10 +858,16 @@ fn fortran_calls_go_through_the_fortran_wrappers() {
         let half: Vec<u32> = (0..4).filter(|w| w % 2 == r % 2).collect();
         assert_eq!(
             run.comm_defs[r as usize],
-            vec![CommDef {
-                id: 1,
-                members: half
-            }],
+            vec![
+                CommDef {
+                    id: 1,
+                    members: half
+                },
+                CommDef {
+                    id: 2,
+                    members: vec![0, 1, 2, 3]
+                }
+            ],
             "rank {r}"
         );
         let on_half: Vec<&Action> = run.actions[r as usize]
@@ -942,10 +1044,11 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             .chain([def(7, vec![col, col + 2])])
             // The even ranks' communicator, made by them only.
             .chain((r % 2 == 0).then(|| def(8, vec![0, 2])))
-            // Rows 0 and 1 merged, row 0 first.
-            .chain([def(if r % 2 == 0 { 9 } else { 8 }, vec![0, 1, 2, 3])])
-            // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one machine, every rank.
+            // The intercommunicator between the rows takes the next id (described by comments,
+            // see below); then rows 0 and 1 merged, row 0 first.
             .chain([def(if r % 2 == 0 { 10 } else { 9 }, vec![0, 1, 2, 3])])
+            // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): one machine, every rank.
+            .chain([def(if r % 2 == 0 { 11 } else { 10 }, vec![0, 1, 2, 3])])
             .collect::<Vec<_>>(),
             "rank {r}"
         );
@@ -973,16 +1076,16 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             (("finalize", None), 1),
         ]
         .into_iter()
-        // Even ranks: on their own communicator (8), on the merged one (9), on the node (10);
-        // odd ranks: on the merged one (8), on the node (9).
+        // Even ranks: on their own communicator (8), on the merged one (10), on the node (11);
+        // odd ranks: on the merged one (9), on the node (10).
         .chain(if r % 2 == 0 {
             vec![
                 (("allreduce", Some(8)), 1),
-                (("allreduce", Some(9)), 1),
-                (("barrier", Some(10)), 1),
+                (("allreduce", Some(10)), 1),
+                (("barrier", Some(11)), 1),
             ]
         } else {
-            vec![(("allreduce", Some(8)), 1), (("barrier", Some(9)), 1)]
+            vec![(("allreduce", Some(9)), 1), (("barrier", Some(10)), 1)]
         })
         .collect();
         let without_compute: BTreeMap<_, _> = k
@@ -990,6 +1093,22 @@ fn sub_communicators_are_defined_and_named_on_every_record() {
             .filter(|((kw, _), _)| *kw != "compute")
             .collect();
         assert_eq!(without_compute, expected, "rank {r}");
+        // MPI_Intercomm_create: the comment naming the local row, then the intercommunicator's.
+        let (inter, other) = (if r % 2 == 0 { 9 } else { 8 }, 1 - row);
+        let text = run.lines[r as usize].join("\n");
+        assert!(
+            text.contains(&format!(
+                "# intercomm_create (tag 11): local group world ranks {} {}; not replayed: \
+                 the leaders' exchange; point-to-point on the intercommunicator is written in \
+                 world ranks, its collectives as comments\n# comm {inter} (intercommunicator) \
+                 with remote group world ranks {} {}",
+                2 * row,
+                2 * row + 1,
+                2 * other,
+                2 * other + 1
+            )),
+            "rank {r}:\n{text}"
+        );
         // Roots and peers are world ranks: the row's bcast root is its first rank, the
         // column's reduce root its last, and the ring shift's peer the other row member.
         let peer = 2 * row + (1 - col);
@@ -1122,66 +1241,87 @@ fn pcontrol_and_the_info_key_pause_and_resume_tracing_in_fortran() {
     assert_phases_1_3_5(&run, "MPI_PCONTROL(0)", "MPI_PCONTROL(1)", "MPI_INFO_SET");
 }
 
-#[test]
-fn ranks_killed_after_mpi_abort_write_their_buffered_records() {
-    // Rank 1 aborts in round 2; mpirun then sends SIGTERM to the others, blocked in MPI_Recv.
-    let run = trace("abort_midway", "abort_midway", 4, &["2", "1"], &[]);
-    assert!(!run.out.status.success());
-    for r in 0..4usize {
-        let text = std::fs::read_to_string(run.dir.join(format!("rank-{r}.txt"))).unwrap();
-        assert!(
-            text.is_empty() || text.ends_with('\n'),
-            "rank {r}: a partial line"
-        );
-    }
-    // The aborting rank: rounds 0 and 1 in full, the receive of round 2, then the abort.
-    let tags = |r: usize, kind: &str| -> Vec<i32> {
-        run.actions[r]
-            .iter()
-            .filter_map(|a| match a {
-                Action::Send { tag, .. } if kind == "send" => Some(*tag),
-                Action::Recv { tag, .. } if kind == "recv" => Some(*tag),
-                _ => None,
-            })
-            .collect()
-    };
-    assert_eq!(tags(1, "recv"), vec![0, 1, 2]);
-    assert_eq!(tags(1, "send"), vec![0, 1]);
-    assert_eq!(
-        run.lines[1].last().map(String::as_str),
-        Some("# MPI_Abort with error code 3")
-    );
-    // The killed ranks: what they did before the abort, then the signal's comment. How far each
-    // got is a race with the launcher's SIGTERM (rank 0 must have sent round 2, which rank 1
-    // received; ranks 2 and 3 may be anywhere in rounds 0-2), and a rank killed before its
-    // handler runs leaves an empty file: both are reported, not failed, so the test does not
-    // depend on the scheduler. What is asserted is that whatever was written is a whole,
-    // ordered prefix of the rank's actions.
-    let mut flushed = 0;
+/// Tags of the `send`s or `recv`s of a rank, in trace order.
+fn tags(run: &Run, r: usize, kind: &str) -> Vec<i32> {
+    run.actions[r]
+        .iter()
+        .filter_map(|a| match a {
+            Action::Send { tag, .. } if kind == "send" => Some(*tag),
+            Action::Recv { tag, .. } if kind == "recv" => Some(*tag),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Checks the ranks of `abort_midway` killed by the launcher: each file is a non-empty valid
+/// prefix of the rank's actions (whole lines, `init` first, sends and receives in round order,
+/// at least rounds `0..min_rounds` on every rank and round `0..=2`'s send on rank 0), ended by
+/// the `SIGTERM` handler's comment or, for a rank that the launcher's `SIGKILL` reached before
+/// its handler ran, by what the tracer had flushed. Returns how many ranks ran the handler.
+fn assert_killed_prefixes(run: &Run, min_rounds: i32) -> usize {
+    let mut handled = 0;
     for r in [0usize, 2, 3] {
-        if run.lines[r].is_empty() {
-            eprintln!("rank {r} was killed before it could write its trace");
-            continue;
-        }
-        flushed += 1;
-        assert_eq!(
-            run.lines[r].last().map(String::as_str),
-            Some("# terminated by SIGTERM: the trace stops here"),
-            "rank {r}"
+        let text = std::fs::read_to_string(run.dir.join(format!("rank-{r}.txt"))).unwrap();
+        assert!(text.ends_with('\n'), "rank {r}: a partial line:\n{text}");
+        assert!(
+            matches!(run.actions[r].first(), Some(Action::Init { .. })),
+            "rank {r} does not start with init:\n{text}"
         );
-        assert!(matches!(run.actions[r].first(), Some(Action::Init { .. })));
-        let sends = tags(r, "send");
-        let recvs = tags(r, "recv");
+        if run.lines[r].last().map(String::as_str)
+            == Some("# terminated by SIGTERM: the trace stops here")
+        {
+            handled += 1;
+        }
+        let (sends, recvs) = (tags(run, r, "send"), tags(run, r, "recv"));
         let in_order = |v: &[i32]| v.iter().enumerate().all(|(i, &t)| t == i as i32);
         assert!(
             in_order(&sends) && in_order(&recvs),
             "rank {r}: {sends:?} {recvs:?}"
         );
-        if r == 0 {
-            assert!(sends.starts_with(&[0, 1, 2]), "rank 0: {sends:?}");
-        }
+        let expected: Vec<i32> = (0..min_rounds).collect();
+        assert!(sends.starts_with(&expected), "rank {r}: sends {sends:?}");
+        assert!(recvs.starts_with(&expected), "rank {r}: recvs {recvs:?}");
     }
-    eprintln!("{flushed} of the 3 killed ranks wrote their trace");
+    handled
+}
+
+#[test]
+fn ranks_killed_after_mpi_abort_write_their_buffered_records() {
+    // Rank 1 aborts in round 2; mpirun then sends SIGTERM to the others, blocked in MPI_Recv.
+    let run = trace("abort_midway", "abort_midway", 4, &["2", "1"], &[]);
+    assert!(!run.out.status.success());
+    // The aborting rank: rounds 0 and 1 in full, the receive of round 2, then the abort.
+    assert_eq!(tags(&run, 1, "recv"), vec![0, 1, 2]);
+    assert_eq!(tags(&run, 1, "send"), vec![0, 1]);
+    assert_eq!(
+        run.lines[1].last().map(String::as_str),
+        Some("# MPI_Abort with error code 3")
+    );
+    // The killed ranks: how far each got is a race with the launcher's signals; whatever it is,
+    // the file holds at least the start-up records (written at once), as a valid prefix.
+    let handled = assert_killed_prefixes(&run, 0);
+    eprintln!("{handled} of the 3 killed ranks ran their SIGTERM handler");
+}
+
+/// A rank blocked for long in a call before it is killed keeps its records even if no
+/// handler runs: the flusher thread wrote them (period 0.2 s; the aborting rank waits 1.5 s).
+#[test]
+fn ranks_blocked_before_they_are_killed_keep_what_the_flusher_wrote() {
+    let run = trace(
+        "abort_delayed",
+        "abort_midway",
+        4,
+        &["2", "1", "1500"],
+        &[("TIMELESS_FLUSH_SECS", "0.2")],
+    );
+    assert!(!run.out.status.success());
+    // Every killed rank completed rounds 0 and 1 (rank 0 also sent round 2) before blocking.
+    assert_killed_prefixes(&run, 2);
+    assert!(tags(&run, 0, "send").starts_with(&[0, 1, 2]));
+    assert_eq!(
+        run.lines[1].last().map(String::as_str),
+        Some("# MPI_Abort with error code 3")
+    );
 }
 
 #[test]
@@ -1257,4 +1397,105 @@ fn the_callcost_loop_records_three_calls_per_iteration() {
         .collect();
     // 601 traced calls (600 + MPI_Finalize), 2 points each.
     assert!(nums.len() >= 2 && nums[0] + nums[1] >= 1202, "{note}");
+}
+
+/// `--gather` over MPI: 5 ranks write to private directories (`%r` in `TIMELESS_OUT`, as if
+/// each were on a node of its own), and at `MPI_Finalize` a binomial tree (radix 2: rounds
+/// 0 ← 1, 2 ← 3; 0 ← 2; 0 ← 4, rank 2 staging rank 3's files) moves them into the gather
+/// directory: byte-identical to the originals (kept with `TIMELESS_GATHER_KEEP`), timestamped
+/// files over 1 MiB (sent in several chunks), the metadata gaining the gather's figures.
+#[test]
+fn the_gather_moves_every_rank_s_files_onto_rank_0_over_mpi() {
+    let dir = tmp().join("traces").join("gather");
+    let local = |r: u32| dir.join(format!("local-{r}"));
+    let run = trace(
+        "gather",
+        "ring",
+        5,
+        &["12000", "8", "0"],
+        &[
+            ("TIMELESS_OUT", &format!("{}/local-%r", dir.display())),
+            ("TIMELESS_GATHER_OUT", &dir.display().to_string()),
+            ("TIMELESS_GATHER_RADIX", "2"),
+            ("TIMELESS_GATHER_KEEP", "1"),
+            ("TIMELESS_TIMESTAMPS", "1"),
+            // 5 ranks on fewer cores: waiting ranks yield the core.
+            ("OMPI_MCA_mpi_yield_when_idle", "1"),
+            ("TIMELESS_REF_SPEED", "1e9"),
+        ],
+    );
+    assert_ok(&run);
+    assert!(
+        run.stdout().contains("ring: 12000 rounds"),
+        "{}",
+        run.stdout()
+    );
+    for r in 0..5 {
+        assert_eq!(run.count(r, "send"), 12000, "rank {r}");
+    }
+    assert_pairs_match(&run);
+    let mut total = 0u64;
+    for r in 0..5u32 {
+        for name in [format!("rank-{r}.txt"), format!("rank-{r}.timed.txt")] {
+            let original = std::fs::read(local(r).join(&name)).unwrap();
+            let gathered = std::fs::read(dir.join(&name)).unwrap();
+            assert!(original == gathered, "{name}: the gathered file differs");
+            total += original.len() as u64;
+        }
+        let timed = std::fs::metadata(dir.join(format!("rank-{r}.timed.txt"))).unwrap();
+        assert!(timed.len() > 1 << 20, "rank {r}: {} bytes", timed.len());
+        // Only rank 0 writes the lists and the metadata; the staging directory is gone.
+        assert_eq!(local(r).join("trace-list.txt").exists(), r == 0);
+        assert!(!local(r).join(format!(".timeless-gather-{r}")).exists());
+    }
+    for name in ["trace-list.txt", "timed-list.txt"] {
+        let original = std::fs::read(local(0).join(name)).unwrap();
+        assert_eq!(original, std::fs::read(dir.join(name)).unwrap(), "{name}");
+        total += original.len() as u64;
+    }
+    let original_meta = std::fs::read_to_string(local(0).join("trace-meta.json")).unwrap();
+    let meta = run.file("trace-meta.json");
+    let head = original_meta
+        .trim_end()
+        .strip_suffix('}')
+        .unwrap()
+        .trim_end();
+    assert!(
+        meta.starts_with(&format!("{head},\n  \"gather\": {{")),
+        "{meta}"
+    );
+    total += original_meta.len() as u64;
+    // 10 rank files, 2 lists and the metadata; 3 rounds for 5 ranks in a binomial tree.
+    for field in [
+        "\"radix\": 2,".to_string(),
+        "\"rounds\": 3,".to_string(),
+        "\"files\": 13,".to_string(),
+        format!("\"bytes\": {total},"),
+    ] {
+        assert!(meta.contains(&field), "{field}:\n{meta}");
+    }
+    assert_simgrid_replays(&run);
+}
+
+/// Without `TIMELESS_GATHER_KEEP` each rank removes what it sent, and its directory.
+#[test]
+fn the_gather_cleans_the_node_local_directories() {
+    let dir = tmp().join("traces").join("gather_clean");
+    let run = trace(
+        "gather_clean",
+        "stencil2d",
+        4,
+        &["64", "5"],
+        &[
+            ("TIMELESS_OUT", &format!("{}/local-%r", dir.display())),
+            ("TIMELESS_GATHER_OUT", &dir.display().to_string()),
+        ],
+    );
+    assert_ok(&run);
+    assert_pairs_match(&run);
+    for r in 0..4 {
+        assert!(!dir.join(format!("local-{r}")).exists(), "rank {r}");
+    }
+    assert!(run.file("trace-meta.json").contains("\"radix\": 4,"));
+    assert!(run.file("trace-meta.json").contains("\"rounds\": 1,"));
 }

@@ -448,3 +448,61 @@ fn alltoallv(
         ),
     )
 }
+
+collective!(
+    /// `alltoallw`, `ialltoallw`: written as `alltoallv` in bytes (datatype id 6), each peer's
+    /// count times the size of that peer's datatype.
+    AllToAllW => alltoallw[comm](sbuf: SB, scs: Ints, sd: Ints, sts: *const Dt, rbuf: RB, rcs: Ints, rd: Ints, rts: *const Dt)
+);
+#[allow(clippy::too_many_arguments)]
+fn alltoallw(
+    t: &mut Tracer,
+    sbuf: SB,
+    scs: Ints,
+    _: Ints,
+    sts: *const Dt,
+    _: RB,
+    rcs: Ints,
+    _: Ints,
+    rts: *const Dt,
+    comm: MPI_Comm,
+) -> Result<(), Fail> {
+    let n = t.comm_size(comm)?;
+    let r = bytes_per_peer(rcs, rts, n)?;
+    let s = if in_place(sbuf) {
+        r.clone()
+    } else {
+        bytes_per_peer(scs, sts, n)?
+    };
+    let (ss, rs): (u64, u64) = (s.iter().sum(), r.iter().sum());
+    t.on(
+        comm,
+        format_args!(
+            "alltoallv {ss} {} {rs} {} {BYTE_ID} {BYTE_ID}",
+            Counts(&s),
+            Counts(&r)
+        ),
+    )
+}
+
+/// Bytes for each of `n` peers: `counts[i]` elements of `types[i]` (a zero count needs no
+/// valid datatype).
+fn bytes_per_peer(counts: Ints, types: *const Dt, n: usize) -> Result<Vec<u64>, Fail> {
+    let (Some(counts), false) = (ints(counts, n), types.is_null()) else {
+        return Ok(vec![0; n]);
+    };
+    // SAFETY: a significant datatype array of a successful call has one entry per peer.
+    let types = unsafe { std::slice::from_raw_parts(types, n) };
+    counts
+        .iter()
+        .zip(types)
+        .map(|(&c, &dt)| {
+            if c <= 0 {
+                return Ok(0);
+            }
+            mpi::type_size(dt)
+                .map(|size| c as u64 * size)
+                .ok_or_else(|| Fail::new("MPI_Type_size failed"))
+        })
+        .collect()
+}

@@ -3,7 +3,7 @@
 //! Every member of a new communicator writes SimGrid's no-op action for the call where SimGrid
 //! has one (`comm_split`, `comm_dup`), then the communicator's `comm_def` record. A rank that
 //! gets `MPI_COMM_NULL` writes the no-op action only. Communicators made by calls not listed
-//! here (`MPI_Comm_idup`, `MPI_Intercomm_create`...) are described at their first use.
+//! here are described at their first use.
 
 use super::*;
 
@@ -73,6 +73,51 @@ creation!(
     /// `cart_sub`: the `comm_def` of the caller's slice.
     CartSub((MPI_Comm, Ints, *mut MPI_Comm)).2 => None
 );
+
+/// `comm_idup`: SimGrid's `comm_dup` and the `comm_def` of the new communicator when the call
+/// is posted, in creation order like the other ranks. Its members are the parent's: the new
+/// handle may not be used (so not asked for its group) before the request completes, whose
+/// completion then records nothing.
+pub struct CommIdup;
+impl Hook<(MPI_Comm, *mut MPI_Comm, Req)> for CommIdup {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(comm, newcomm, req): &(MPI_Comm, *mut MPI_Comm, Req),
+        _: (),
+    ) -> Result<(), Fail> {
+        t.rec(format_args!("comm_dup"))?;
+        // SAFETY: outputs of a successful call.
+        let (nc, rq) = unsafe { (*newcomm, *req) };
+        t.comms.forget(nc);
+        t.comms.add_copy(nc, comm)?;
+        t.comm(nc)?;
+        t.track(rq, Pending::Collective);
+        Ok(())
+    }
+}
+
+/// `intercomm_create`: timeless's format has no intercommunicator, so a comment naming both
+/// groups (in world ranks) and what is not replayed; the new intercommunicator's own comment
+/// follows (see `Tracer::comm`), and its point-to-point records are written in world ranks.
+pub struct IntercommCreate;
+impl Hook<(MPI_Comm, c_int, MPI_Comm, c_int, c_int, *mut MPI_Comm)> for IntercommCreate {
+    type Stash = ();
+    fn post(
+        t: &mut Tracer,
+        &(local, _, _, _, tag, newcomm): &(MPI_Comm, c_int, MPI_Comm, c_int, c_int, *mut MPI_Comm),
+        _: (),
+    ) -> Result<(), Fail> {
+        let members: Vec<u64> = t.comm(local)?.peers.iter().map(|&w| u64::from(w)).collect();
+        t.note(format_args!(
+            "intercomm_create (tag {tag}): local group world ranks {}; not replayed: the \
+             leaders' exchange; point-to-point on the intercommunicator is written in world \
+             ranks, its collectives as comments",
+            Counts(&members)
+        ))?;
+        created(t, None, newcomm)
+    }
+}
 
 /// `comm_free`: the handle may be reused, so the tracer forgets it.
 pub struct CommFree;

@@ -8,6 +8,7 @@ impl Hook<()> for Finalize {
     type Stash = ();
     const WHILE_PAUSED: bool = true;
     fn pre(t: &mut Tracer, _: &()) -> Result<(), Fail> {
+        t.clock_note()?;
         t.rec(format_args!("finalize"))?;
         t.close("")
     }

@@ -30,6 +30,11 @@
 //!   each followed by the new communicator's `comm_def`; `comm_create`, `cart_create`,
 //!   `cart_sub` → the `comm_def` only.
 //! * collectives on intercommunicators → a comment.
+//! * `alltoallw` → `alltoallv` in bytes (each peer's count × its datatype's size).
+//! * `comm_idup` → `comm_dup` and the new communicator's `comm_def` (its members are the
+//!   parent's), when posted; `intercomm_create` → a comment naming both groups.
+//! * `neighbor_allgather`, `neighbor_alltoall` → `irecv`s, `isend`s and `wait`s with each
+//!   neighbour of the topology (tags below zero, see [`NEIGHBOR_TAG`]).
 
 use std::ffi::{c_int, c_void};
 
@@ -37,18 +42,22 @@ use crate::mpi::{
     self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Op, MPI_Request, MPI_Status,
 };
 use crate::runtime::Hook;
-use crate::tracer::{CommField, Counts, Fail, Matched, Pending, Persistent, Tracer, WaitKey};
+use crate::tracer::{
+    CommField, Counts, Fail, Matched, Pending, Persistent, Tracer, WaitKey, BYTE_ID,
+};
 
 mod collective;
 mod comm;
 mod completion;
 mod end;
+mod neighbor;
 mod p2p;
 
 pub use collective::*;
 pub use comm::*;
 pub use completion::*;
 pub use end::*;
+pub use neighbor::*;
 pub use p2p::*;
 
 type SB = *const c_void;

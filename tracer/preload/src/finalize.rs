@@ -1,0 +1,66 @@
+//! `MPI_Finalize`, outside the table: besides its record it runs the end-of-run steps that are
+//! collective over `MPI_COMM_WORLD` (the `--gather` of [`crate::gather`]), which every rank must
+//! reach, traced or not: a table wrapper passes the call straight to the library when tracing
+//! is off (paused, disabled by a failure, or nested), and a rank skipping a collective step would
+//! leave the others waiting.
+
+use std::ffi::{c_int, c_void};
+use std::sync::atomic::AtomicPtr;
+
+use crate::fortran::resolve;
+use crate::hooks::Finalize;
+use crate::mpi::Fint;
+use crate::runtime;
+
+/// What every rank does before the library's `MPI_Finalize`: the `finalize` record and the end
+/// of the trace when the call is traced, then the collective steps.
+fn before_finalize() {
+    if let Some(e) = runtime::enter() {
+        let stash = runtime::pre::<Finalize, ()>(&e, &());
+        runtime::post::<Finalize, ()>(&e, &(), stash, crate::mpi::SUCCESS);
+    }
+    runtime::guarded_startup("the gather at MPI_Finalize", crate::gather::at_finalize);
+}
+
+/// C `MPI_Finalize`.
+///
+/// # Safety
+/// Called by the MPI program.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Finalize() -> c_int {
+    before_finalize();
+    mpi_sys::PMPI_Finalize()
+}
+
+static REAL_FINALIZE: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+unsafe fn fortran_finalize(ierr: *mut Fint) {
+    let Some(p) = resolve(&REAL_FINALIZE, "pmpi_finalize") else {
+        runtime::disable("no Fortran routine pmpi_finalize_ in the MPI library");
+        if !ierr.is_null() {
+            *ierr = mpi_sys::MPI_ERR_INTERN as Fint;
+        }
+        return;
+    };
+    before_finalize();
+    // SAFETY: the library's `pmpi_finalize_(ierr)`.
+    let real: unsafe extern "C" fn(*mut Fint) = std::mem::transmute(p);
+    real(ierr);
+}
+
+macro_rules! manglings {
+    ($($sym:ident)*) => {
+        $(
+            /// Fortran binding.
+            ///
+            /// # Safety
+            /// Called by a Fortran program with by-reference arguments.
+            #[no_mangle]
+            pub unsafe extern "C" fn $sym(ierr: *mut Fint) {
+                fortran_finalize(ierr)
+            }
+        )*
+    };
+}
+
+manglings!(mpi_finalize_ mpi_finalize__ MPI_FINALIZE mpi_finalize ompi_finalize_f);
