@@ -1,6 +1,6 @@
 fn main() {
     println!("cargo:rerun-if-changed=src/kernel.c");
-    // Same flags as the tracer's shim (tracer/preload/build.rs): -O2, scalar.
+    // The contract of the kernel (src/lib.rs): -O2, scalar, whatever the Rust profile.
     cc::Build::new()
         .file("src/kernel.c")
         .opt_level(2)

@@ -48,6 +48,22 @@ pub struct TraceArgs {
     /// for `timeless compensate`.
     #[arg(long)]
     pub timestamps: bool,
+    /// Online compression: the ranks compress their records as they run and merge them at
+    /// MPI_Finalize; rank 0 writes `trace.tlg` (the format of `timeless compress`).
+    #[arg(long)]
+    pub compress: bool,
+    /// With --compress: maximum relative error of each compute volume (0 = lossless).
+    #[arg(long, requires = "compress", default_value_t = timeless_grammar::DEFAULT_PRECISION.as_f64())]
+    pub precision: f64,
+    /// With --compress: write only `trace.tlg`, no per-rank text files.
+    #[arg(long, requires = "compress")]
+    pub no_text: bool,
+    /// Reference speed in flop/s that converts every rank's compute bursts (CPU seconds) into
+    /// flops. Default: `TIMELESS_REF_SPEED` if set, else measured once here with the reference
+    /// kernel (`timeless calibrate compute`'s) before the run; in scattered mode each host's
+    /// ranks measure their own instead.
+    #[arg(long, value_name = "FLOPS")]
+    pub ref_speed: Option<f64>,
     /// The MPI program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,
@@ -359,6 +375,78 @@ pub fn summarize(text: &str) -> anyhow::Result<RankSummary> {
     Ok(s)
 }
 
+/// The reference speed every rank converts CPU seconds with, and where it came from (written to
+/// `trace-meta.json` as `reference_speed.source`; no commas, which a launcher's `-x` might
+/// split on).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefSpeed {
+    pub flops_per_sec: f64,
+    pub source: String,
+}
+
+/// Number of reference-kernel runs whose median is the speed `timeless trace` measures.
+pub const SPEED_RUNS: usize = 3;
+
+/// Chooses the reference speed: `--ref-speed`, else `TIMELESS_REF_SPEED` (`env`), else `None`
+/// in scattered mode (the ranks of each host measure it at start-up), else `measure()`'s
+/// median of [`SPEED_RUNS`] runs of the reference kernel on this host. Measuring once, before
+/// the run, keeps every rank (and every run of a comparison) on one speed: a per-rank
+/// start-up measurement varied by about 8 % from run to run on a loaded machine.
+///
+/// # Errors
+/// A speed that is not a positive finite number.
+pub fn choose_ref_speed(
+    flag: Option<f64>,
+    env: Option<&str>,
+    mode: &Mode,
+    measure: impl FnOnce() -> f64,
+) -> anyhow::Result<Option<RefSpeed>> {
+    let positive = |v: f64, what: &str| -> anyhow::Result<f64> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            bail!("{what} must be a positive number of flop/s, not {v}")
+        }
+    };
+    if let Some(v) = flag {
+        return Ok(Some(RefSpeed {
+            flops_per_sec: positive(v, "--ref-speed")?,
+            source: "--ref-speed given to timeless trace".into(),
+        }));
+    }
+    if let Some(text) = env {
+        let v: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| anyhow!("TIMELESS_REF_SPEED='{text}' is not a number of flop/s"))?;
+        return Ok(Some(RefSpeed {
+            flops_per_sec: positive(v, "TIMELESS_REF_SPEED")?,
+            source: "TIMELESS_REF_SPEED given to timeless trace".into(),
+        }));
+    }
+    if matches!(mode, Mode::Scattered { .. }) {
+        return Ok(None);
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    Ok(Some(RefSpeed {
+        flops_per_sec: measure(),
+        source: format!(
+            "measured once by timeless trace on {} before the run (median of {SPEED_RUNS} \
+             reference-kernel runs) and passed to every rank",
+            host.trim()
+        ),
+    }))
+}
+
+/// Median of [`SPEED_RUNS`] runs of the reference kernel on the calling thread, flop/s.
+fn measure_ref_speed() -> f64 {
+    let mut v: Vec<f64> = (0..SPEED_RUNS)
+        .map(|_| timeless_refkernel::reference_speed().flops_per_sec)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// Runs `timeless trace`.
 pub fn run(args: TraceArgs) -> Result<(), Failure> {
     let input = |e: anyhow::Error| Failure::Input(e);
@@ -389,6 +477,26 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
         }
     }
 
+    let speed = choose_ref_speed(
+        args.ref_speed,
+        std::env::var("TIMELESS_REF_SPEED").ok().as_deref(),
+        &mode,
+        measure_ref_speed,
+    )
+    .map_err(input)?;
+    let mut extra_env = Vec::new();
+    if args.timestamps {
+        extra_env.push(("TIMELESS_TIMESTAMPS", "1".to_string()));
+    }
+    if let Some(s) = &speed {
+        eprintln!(
+            "timeless: reference speed {:.6e} flop/s ({})",
+            s.flops_per_sec, s.source
+        );
+        extra_env.push(("TIMELESS_REF_SPEED", format!("{:e}", s.flops_per_sec)));
+        extra_env.push(("TIMELESS_REF_SPEED_SOURCE", s.source.clone()));
+    }
+
     let out = prepare_out(&args.out).map_err(Failure::Other)?;
     let local = if args.gather {
         let l = std::env::temp_dir().join(format!("timeless-trace-{}", std::process::id()));
@@ -396,7 +504,7 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
     } else {
         out.clone()
     };
-    let plan = Plan {
+    let mut plan = Plan {
         implementation: imp,
         launcher,
         np: args.np,
@@ -404,12 +512,11 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
         preload,
         out: local.clone(),
         as_root: running_as_root(),
-        extra_env: if args.timestamps {
-            vec![("TIMELESS_TIMESTAMPS", "1".to_string())]
-        } else {
-            Vec::new()
-        },
+        extra_env,
     };
+    plan.extra_env.extend(
+        crate::compress::online_env(args.compress, args.precision, args.no_text).map_err(input)?,
+    );
     let launch = launch_line(&plan, &args.command);
     let mut cmd = Command::new(&launch.program);
     cmd.args(&launch.args);
@@ -434,7 +541,15 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
             out.display()
         )));
     }
-    report(&out, args.np).map_err(Failure::Other)
+    if args.no_text {
+        return crate::compress::report_online(&out, args.np, None).map_err(Failure::Other);
+    }
+    report(&out, args.np).map_err(Failure::Other)?;
+    if args.compress {
+        crate::compress::report_online(&out, args.np, Some(&out.join("trace-list.txt")))
+            .map_err(Failure::Other)?;
+    }
+    Ok(())
 }
 
 /// Creates the trace directory and removes the files a previous trace left there.
@@ -447,7 +562,8 @@ fn prepare_out(out: &Path) -> anyhow::Result<PathBuf> {
         let name = name.to_string_lossy();
         let stale = (name.starts_with("rank-") && name.ends_with(".txt"))
             || name == "trace-list.txt"
-            || name == "trace-meta.json";
+            || name == "trace-meta.json"
+            || name == "trace.tlg";
         if stale {
             std::fs::remove_file(out.join(&*name))
                 .with_context(|| format!("cannot remove the old {name} in {}", out.display()))?;
@@ -690,6 +806,37 @@ mod tests {
         assert!(s.finalized);
         assert!(!summarize("0 init\n0 send 1 0 1 0\n").unwrap().finalized);
         assert!(summarize("0 send 1 0 1 99\n").is_err());
+    }
+
+    #[test]
+    fn the_reference_speed_is_measured_once_unless_given() {
+        let regular = Mode::Regular;
+        let never = || -> f64 { panic!("must not measure") };
+        let s = choose_ref_speed(Some(2e9), Some("1e9"), &regular, never)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.flops_per_sec, 2e9);
+        assert_eq!(s.source, "--ref-speed given to timeless trace");
+        let s = choose_ref_speed(None, Some(" 1.5e9 "), &regular, never)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.flops_per_sec, 1.5e9);
+        assert!(s.source.starts_with("TIMELESS_REF_SPEED"), "{}", s.source);
+        let s = choose_ref_speed(None, None, &regular, || 3.25e9)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.flops_per_sec, 3.25e9);
+        assert!(s.source.starts_with("measured once by timeless trace"));
+        // Scattered: each host measures its own.
+        let scattered = Mode::Scattered {
+            hostfile: "h".into(),
+        };
+        assert_eq!(
+            choose_ref_speed(None, None, &scattered, never).unwrap(),
+            None
+        );
+        assert!(choose_ref_speed(Some(-1.0), None, &regular, never).is_err());
+        assert!(choose_ref_speed(None, Some("fast"), &regular, never).is_err());
     }
 
     #[test]

@@ -175,6 +175,29 @@ fn trace_and_simulate(program: &str, args: &[&str], result: &str) -> PathBuf {
         "{meta}"
     );
 
+    // One reference speed, measured once by `timeless trace`, for every rank.
+    let m: serde_json::Value = serde_json::from_str(&meta).expect("metadata is JSON");
+    let source = m["reference_speed"]["source"].as_str().unwrap_or_default();
+    assert!(
+        source.starts_with("measured once by timeless trace"),
+        "{source}"
+    );
+    let speeds: Vec<f64> = m["reference_speed"]["per_rank_flops_per_sec"]
+        .as_array()
+        .expect("per-rank speeds")
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(speeds.len(), 4);
+    assert!(
+        speeds.iter().all(|&s| s == speeds[0] && s > 1e7),
+        "{speeds:?}"
+    );
+    assert!(
+        e.contains(&format!("timeless: reference speed {:.6e}", speeds[0])),
+        "{e}"
+    );
+
     // The program's lines come first, then the summary.
     let split = o.find("Traced 4 ranks into").expect("summary");
     let (program_out, summary) = o.split_at(split);
@@ -355,6 +378,52 @@ fn folding_confines_the_ranks_to_the_cores_it_names() {
     );
     // Each rank saw one allowed CPU (taskset on the launcher, no binding).
     assert!(meta.contains("\"per_rank_allowed_cpus\": [1, 1]"), "{meta}");
+}
+
+/// `--ref-speed` converts every rank's bursts with the given speed, and the metadata says so.
+#[test]
+fn a_given_reference_speed_reaches_every_rank() {
+    if !have_mpi() {
+        return;
+    }
+    let exe = programs().join("ring");
+    let dir = tmp().join("ref-speed");
+    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let out = timeless(&[
+        "trace",
+        "-n",
+        "2",
+        "--ref-speed",
+        "2.5e9",
+        "-o",
+        dir.to_str().unwrap(),
+        "--",
+        exe.to_str().unwrap(),
+        "2",
+        "1000",
+        "1000",
+    ]);
+    let (o, e) = text(&out);
+    assert!(out.status.success(), "{o}{e}");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("trace-meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        m["reference_speed"]["source"],
+        "--ref-speed given to timeless trace"
+    );
+    assert_eq!(
+        m["reference_speed"]["per_rank_flops_per_sec"],
+        serde_json::json!([2.5e9, 2.5e9])
+    );
+    assert_eq!(m["hosts"][0]["reference_speed_flops_per_sec"], 2.5e9);
+    // No kernel ran in the ranks.
+    assert_eq!(
+        m["reference_speed"]["per_rank_kernel_cpu_secs"],
+        serde_json::json!([0.0, 0.0])
+    );
+    let r0 = std::fs::read_to_string(dir.join("rank-0.txt")).unwrap();
+    assert!(r0.contains("x 2.5e9 flop/s"), "{r0}");
 }
 
 #[test]

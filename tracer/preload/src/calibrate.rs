@@ -1,73 +1,80 @@
 //! Start-up measurements recorded with the trace: the reference speed that converts a burst's
 //! CPU time into flops, and the tracer's own cost per recorded event.
 //!
-//! The reference speed is the rate of a fixed kernel (`y = a*x + y` on 512 doubles, 2 flops per
-//! element, compiled at `-O2` in the C shim whatever the Rust profile) on the calling thread's
-//! CPU clock: a burst of `t` CPU seconds is recorded as `t × speed` flops, so replaying it on a
-//! host of that speed takes `t` again. `TIMELESS_REF_SPEED` (flop/s) replaces the measurement.
+//! The reference speed is the rate of the reference kernel of `timeless-refkernel` (the one
+//! `timeless calibrate compute` runs) on the calling thread's CPU clock: a burst of `t` CPU
+//! seconds is recorded as `t × speed` flops, so replaying it on a host of that speed takes `t`
+//! again. `TIMELESS_REF_SPEED` (flop/s) replaces the measurement; `timeless trace` measures the
+//! speed once and passes it to every rank that way, naming where it came from in
+//! `TIMELESS_REF_SPEED_SOURCE` (written to the metadata).
 
 use crate::clock::thread_cpu_secs;
-use crate::mpi::{daxpy_kernel, KERNEL_FLOPS_PER_REP};
 
 /// Where the reference speed came from.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum SpeedSource {
+    /// Each rank ran the reference kernel at start-up.
     Kernel,
-    Environment,
+    /// `TIMELESS_REF_SPEED`, with the origin `timeless trace` gave in
+    /// `TIMELESS_REF_SPEED_SOURCE` (or a generic text when it was set by hand).
+    Environment(String),
+}
+
+impl SpeedSource {
+    /// The text written as `reference_speed.source` in the metadata.
+    pub fn describe(&self) -> String {
+        match self {
+            SpeedSource::Kernel => {
+                "reference kernel run by every rank at start-up (median of the ranks of a host)"
+                    .to_string()
+            }
+            SpeedSource::Environment(s) => s.clone(),
+        }
+    }
 }
 
 /// Result of the speed calibration of one rank.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Calibration {
     /// Reference speed in flop/s.
     pub flops_per_sec: f64,
     pub source: SpeedSource,
     /// Flops of one timed kernel run (0 when taken from the environment).
     pub kernel_flops: f64,
-    /// Thread CPU seconds of the fastest timed run.
+    /// Thread CPU seconds of the fastest timed run (0 when taken from the environment).
     pub kernel_cpu_secs: f64,
 }
 
-/// Minimum CPU time of one timed kernel run.
-const MIN_RUN_SECS: f64 = 0.02;
-
-/// Measures (or reads from `TIMELESS_REF_SPEED`) this rank's reference speed.
-pub fn reference_speed() -> Calibration {
-    if let Some(v) = std::env::var("TIMELESS_REF_SPEED")
+/// The speed named by `TIMELESS_REF_SPEED` (flop/s), if it is a positive number.
+pub fn speed_from_env() -> Option<f64> {
+    std::env::var("TIMELESS_REF_SPEED")
         .ok()
         .and_then(|s| s.trim().parse::<f64>().ok())
         .filter(|v| v.is_finite() && *v > 0.0)
-    {
+}
+
+/// This rank's reference speed: `TIMELESS_REF_SPEED` if set, else one run of the reference
+/// kernel (`timeless_refkernel::reference_speed`, about 0.1 s of CPU).
+pub fn reference_speed() -> Calibration {
+    if let Some(v) = speed_from_env() {
+        let source = std::env::var("TIMELESS_REF_SPEED_SOURCE")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| "TIMELESS_REF_SPEED set in the environment".to_string());
         return Calibration {
             flops_per_sec: v,
-            source: SpeedSource::Environment,
+            source: SpeedSource::Environment(source),
             kernel_flops: 0.0,
             kernel_cpu_secs: 0.0,
         };
     }
-    // Grow the repetition count until one run takes MIN_RUN_SECS, then keep the best of three.
-    let mut reps: i64 = 256;
-    let mut secs = timed(reps);
-    while secs < MIN_RUN_SECS && reps < (1 << 40) {
-        reps *= 4;
-        secs = timed(reps);
-    }
-    for _ in 0..2 {
-        secs = secs.min(timed(reps));
-    }
-    let flops = reps as f64 * KERNEL_FLOPS_PER_REP;
+    let k = timeless_refkernel::reference_speed();
     Calibration {
-        flops_per_sec: flops / secs.max(1e-9),
+        flops_per_sec: k.flops_per_sec,
         source: SpeedSource::Kernel,
-        kernel_flops: flops,
-        kernel_cpu_secs: secs,
+        kernel_flops: k.kernel_flops,
+        kernel_cpu_secs: k.kernel_cpu_secs,
     }
-}
-
-fn timed(reps: i64) -> f64 {
-    let t0 = thread_cpu_secs();
-    std::hint::black_box(daxpy_kernel(reps));
-    thread_cpu_secs() - t0
 }
 
 /// Mean thread CPU seconds of `iters` runs of `event` (the tracer's work for one record). CPU
@@ -111,6 +118,9 @@ mod tests {
         let c = reference_speed();
         // Between 10 Mflop/s (a very slow emulator) and 1 Tflop/s for one scalar thread.
         assert!(c.flops_per_sec > 1e7 && c.flops_per_sec < 1e12, "{c:?}");
-        assert!(c.kernel_cpu_secs >= MIN_RUN_SECS * 0.5 || c.source == SpeedSource::Environment);
+        assert!(
+            c.kernel_cpu_secs >= timeless_refkernel::MIN_RUN_SECS * 0.5
+                || matches!(c.source, SpeedSource::Environment(_))
+        );
     }
 }

@@ -25,7 +25,6 @@ extern "C" {
     fn timeless_in_place() -> *const c_void;
     fn timeless_bottom() -> *const c_void;
     fn timeless_predefined_types(n: *mut usize) -> *const NamedType;
-    fn timeless_daxpy_kernel(reps: std::ffi::c_long) -> f64;
 }
 
 /// `MPI_SUCCESS`.
@@ -49,15 +48,6 @@ pub fn predefined_types() -> &'static [NamedType] {
     // SAFETY: the shim returns a static array of `n` entries.
     unsafe { std::slice::from_raw_parts(timeless_predefined_types(&mut n), n) }
 }
-
-/// Runs the calibration kernel: `reps` × 1024 flops.
-pub fn daxpy_kernel(reps: i64) -> f64 {
-    // SAFETY: pure computation on static scratch arrays; called from one thread at start-up.
-    unsafe { timeless_daxpy_kernel(reps as std::ffi::c_long) }
-}
-
-/// Flops done by one repetition of [`daxpy_kernel`] (512 elements × 2).
-pub const KERNEL_FLOPS_PER_REP: f64 = 1024.0;
 
 /// Stable integer identity of a handle (a pointer under Open MPI, an `int` under MPICH), for maps.
 pub fn handle_key<T: Copy>(h: T) -> u64 {

@@ -3,7 +3,8 @@
 //! A wrapper calls [`enter`] first. It returns `None` — and the wrapper then only calls the
 //! library — when tracing is not active (before `MPI_Init`, after `MPI_Finalize`, or after a
 //! failure) or when the thread is already inside a wrapper (an MPI call made by the library
-//! itself or by the tracer). Otherwise the wrapper reads the thread CPU clock, runs the record
+//! itself or by the tracer). Otherwise the wrapper reads the thread CPU clock (chained: no
+//! system call on short intervals, see `clock`), runs the record
 //! kind's `pre` step, calls the library, runs `post`, and returns exactly the library's result.
 //!
 //! Both steps run under `catch_unwind` and the tracer's lock. A panic or an I/O error disables
@@ -16,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Mutex, Once};
 
-use crate::clock::thread_cpu_secs;
+use crate::clock::thread_cpu_chained_secs;
 use crate::stamps;
 use crate::tracer::{Fail, Tracer};
 
@@ -76,7 +77,7 @@ pub fn enter() -> Option<Entry> {
     } else {
         0.0
     };
-    let t_in = thread_cpu_secs();
+    let t_in = thread_cpu_chained_secs();
     // Injected cost of the enter event: after the call's enter timestamp, as a tracer writes
     // its enter record; inside the call, outside the compute burst.
     stamps::inject();

@@ -8,14 +8,17 @@
 //! Environment: `TIMELESS_OUT` (trace directory, default `timeless-trace`),
 //! `TIMELESS_BUFFER_BYTES` (write threshold, default 1 MiB), `TIMELESS_MIN_BURST_SECS` (shorter
 //! bursts are carried over to the next one, default 1e-6 s), `TIMELESS_REF_SPEED` (flop/s,
-//! replaces the calibration), `TIMELESS_MODE` (acquisition mode written in the metadata),
+//! replaces the calibration; `timeless trace` sets it) and `TIMELESS_REF_SPEED_SOURCE` (where it
+//! came from, for the metadata), `TIMELESS_EXACT_CPU_ABOVE_SECS` (intervals longer than this
+//! read the real thread CPU clock, default 20e-6 s; see `clock`), `TIMELESS_MODE` (acquisition
+//! mode written in the metadata),
 //! `TIMELESS_INJECT_PANIC=n` (tests only: the tracer panics at its n-th record, to check that
 //! the program survives it).
 
 use std::ffi::{c_char, c_int, c_void};
 use std::path::PathBuf;
 
-use crate::calibrate::{self, median, Calibration, SpeedSource};
+use crate::calibrate::{self, median, Calibration};
 use crate::clock;
 use crate::meta::{self, Json};
 use crate::mpi;
@@ -77,14 +80,19 @@ fn try_start() -> Result<(), Fail> {
         stamps::enable_stamps();
     }
     stamps::set_inject_ns(env_f64("TIMELESS_INJECT_NS").map_or(0, |v| v.max(0.0) as u64));
+    clock::set_exact_above_secs(
+        env_f64("TIMELESS_EXACT_CPU_ABOVE_SECS").unwrap_or(clock::DEFAULT_EXACT_ABOVE_SECS),
+    );
     let settings = Settings {
         min_burst_secs: env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6).max(0.0),
         inject_panic_at: env_f64("TIMELESS_INJECT_PANIC").map(|v| v as u64),
     };
 
+    // Online compression registers its merge at MPI_Finalize on every rank, first.
+    let online = crate::online::start(rank, size, &dir);
     // Local steps: a failure is remembered, the exchange below still happens.
     let writer = std::fs::create_dir_all(&dir)
-        .and_then(|_| Writer::create(&dir.join(meta::rank_file(rank)), buffer))
+        .and_then(|_| crate::online::writer(&dir.join(meta::rank_file(rank)), buffer, online))
         .map_err(|e| {
             Fail::new(format!(
                 "cannot create the trace file in {}: {e}",
@@ -134,9 +142,13 @@ fn try_start() -> Result<(), Fail> {
 
     let files = if rank == 0 {
         let meta = metadata(&all, &cal, size, &dir);
-        meta::write_list(&dir, size)
-            .and_then(|_| std::fs::write(dir.join(meta::META_FILE), meta.render()))
-            .map_err(|e| Fail::new(format!("cannot write the list and metadata files: {e}")))
+        (if crate::online::text_enabled() {
+            meta::write_list(&dir, size)
+        } else {
+            Ok(())
+        })
+        .and_then(|_| std::fs::write(dir.join(meta::META_FILE), meta.render()))
+        .map_err(|e| Fail::new(format!("cannot write the list and metadata files: {e}")))
     } else {
         Ok(())
     };
@@ -245,13 +257,14 @@ fn library_version() -> (String, String) {
 }
 
 /// Mean CPU cost of the tracer's work for one record, measured on a synthetic event:
-/// two thread-CPU clock reads, a lock, a datatype lookup and formatting one record.
+/// two reads of the tracer's CPU clock (chained, as in a traced call), a lock, a datatype lookup
+/// and formatting one record.
 fn measure_overhead(rank: u32, size: u32) -> f64 {
     use std::fmt::Write as _;
     let scratch = std::sync::Mutex::new(String::with_capacity(128));
     let table: std::collections::HashMap<u64, u8> = (0..64).map(|i| (i * 8, i as u8)).collect();
     calibrate::per_event_secs(2000, |i| {
-        let t0 = clock::thread_cpu_secs();
+        let t0 = clock::thread_cpu_chained_secs();
         let _ = std::panic::catch_unwind(|| {
             let mut s = scratch.lock().unwrap_or_else(|p| p.into_inner());
             s.clear();
@@ -259,7 +272,7 @@ fn measure_overhead(rank: u32, size: u32) -> f64 {
             let _ = writeln!(s, "{rank} send {} 0 1000 {id}", i % size.max(1));
             std::hint::black_box(&*s);
         });
-        std::hint::black_box(clock::thread_cpu_secs() - t0);
+        std::hint::black_box(clock::thread_cpu_chained_secs() - t0);
     })
 }
 
@@ -343,11 +356,8 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
         (
             "reference_speed",
             Json::Obj(vec![
-                ("source", Json::str(match cal.source {
-                    SpeedSource::Kernel => "calibration kernel",
-                    SpeedSource::Environment => "TIMELESS_REF_SPEED",
-                })),
-                ("kernel", Json::str("daxpy y = a*x + y on 512 doubles, 2 flops per element, C -O2 scalar")),
+                ("source", Json::str(cal.source.describe())),
+                ("kernel", Json::str("timeless-refkernel: daxpy y = a*x + y on 512 doubles, 2 flops per element, C -O2 scalar, thread CPU time, best of 3 runs")),
                 ("kernel_flops_per_run", Json::Num(cal.kernel_flops)),
                 ("per_rank_flops_per_sec", per_rank(|i| i.speed)),
                 ("per_rank_kernel_cpu_secs", per_rank(|i| i.kernel_cpu_secs)),
@@ -363,13 +373,14 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
                     "injected_per_event_secs",
                     Json::Num(env_f64("TIMELESS_INJECT_NS").map_or(0.0, |v| v.max(0.0).floor() * 1e-9)),
                 ),
-                ("method", Json::str("thread CPU time of a synthetic record (two clock reads, lock, lookup, formatting), mean of 2000")),
+                ("method", Json::str("thread CPU time of a synthetic record (two chained CPU clock reads, lock, lookup, formatting), mean of 2000")),
             ]),
         ),
         (
             "timer",
             Json::Obj(vec![
-                ("clock", Json::str("CLOCK_THREAD_CPUTIME_ID")),
+                ("clock", Json::str("CLOCK_THREAD_CPUTIME_ID, read at a tracer point only when the wall time (CLOCK_MONOTONIC) since the thread's previous point exceeds exact_above_secs; shorter intervals count their wall time")),
+                ("exact_above_secs", Json::Num(clock::exact_above_secs())),
                 ("declared_resolution_secs", Json::Num(clock::thread_cpu_declared_resolution_secs())),
                 ("per_rank_measured_granularity_secs", per_rank(|i| i.granularity_secs)),
             ]),

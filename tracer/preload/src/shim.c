@@ -1,7 +1,8 @@
-/* The few things of mpi.h that Rust cannot see through bindgen: constants that are C macros
- * (MPI_IN_PLACE, MPI_BOTTOM, the predefined datatypes), and the calibration kernel, compiled here
- * with a fixed optimisation level so that the reference speed does not depend on the Rust build
- * profile. Compiled with mpicc by build.rs; portable to any MPI whose mpi.h defines the names. */
+/* The few things of mpi.h that Rust cannot see through bindgen or mpi-sys's own shim: constants
+ * that are C macros (MPI_IN_PLACE, MPI_BOTTOM, and the predefined datatypes with their names,
+ * which mpi-sys exports only in part). The reference kernel is not here: it is the
+ * timeless-refkernel crate's, shared with `timeless calibrate compute`. Compiled with mpicc by
+ * build.rs; portable to any MPI whose mpi.h defines the names. */
 #include <mpi.h>
 #include <stddef.h>
 
@@ -70,24 +71,4 @@ static const struct timeless_named_type TYPES[] = {
 const struct timeless_named_type *timeless_predefined_types(size_t *n) {
     *n = sizeof(TYPES) / sizeof(TYPES[0]);
     return TYPES;
-}
-
-/* Calibration kernel: `reps` passes of y = a*x + y over 512 doubles (8 KiB, L1-resident),
- * 2 flops per element. Returns a checksum so the work cannot be optimised away. */
-double timeless_daxpy_kernel(long reps) {
-    enum { N = 512 };
-    static double x[N], y[N];
-    volatile double a_src = 1.0000001;
-    double a = a_src;
-    for (int i = 0; i < N; i++) {
-        x[i] = 1e-9 * i;
-        y[i] = 1.0;
-    }
-    for (long r = 0; r < reps; r++) {
-        for (int i = 0; i < N; i++) y[i] = a * x[i] + y[i];
-        __asm__ volatile("" ::: "memory");
-    }
-    double s = 0.0;
-    for (int i = 0; i < N; i++) s += y[i];
-    return s;
 }

@@ -24,9 +24,10 @@ use std::ffi::c_int;
 use std::fmt;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use timeless_trace::Datatype;
 
-use crate::clock::thread_cpu_secs;
+use crate::clock::thread_cpu_chained_secs;
 use crate::mpi::{self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Request, MPI_Status};
 use crate::stamps::Stamped;
 use crate::writer::{HoleId, Writer};
@@ -89,7 +90,7 @@ impl fmt::Display for CommField {
 
 /// Communicators by handle, built lazily from their groups.
 pub struct CommTable {
-    map: HashMap<u64, CommInfo>,
+    map: FxHashMap<u64, CommInfo>,
     next_id: u32,
     world_group: MPI_Group,
 }
@@ -97,7 +98,7 @@ pub struct CommTable {
 impl CommTable {
     pub fn new(world_group: MPI_Group) -> CommTable {
         CommTable {
-            map: HashMap::new(),
+            map: FxHashMap::default(),
             next_id: 0,
             world_group,
         }
@@ -259,7 +260,7 @@ impl fmt::Display for WaitKey {
 
 /// Predefined datatypes SimGrid 3.32 knows, by handle.
 pub struct TypeTable {
-    ids: HashMap<u64, u8>,
+    ids: FxHashMap<u64, u8>,
 }
 
 /// Fortran and alias names mapped onto an id of the same size (only sizes matter in replay).
@@ -286,7 +287,7 @@ impl TypeTable {
             let d = Datatype(id as u8);
             by_name.insert(d.name(), d.0);
         }
-        let mut ids = HashMap::new();
+        let mut ids = FxHashMap::default();
         for t in mpi::predefined_types() {
             // SAFETY: the shim's names are static NUL-terminated strings.
             let name = unsafe { std::ffi::CStr::from_ptr(t.name) }.to_string_lossy();
@@ -354,11 +355,11 @@ pub struct Tracer {
     /// Pending requests by handle. Handles are not unique: Open MPI returns one shared,
     /// already complete request for every send that completed at once, so each handle keeps a
     /// queue, oldest first.
-    reqs: HashMap<u64, VecDeque<Pending>>,
+    reqs: FxHashMap<u64, VecDeque<Pending>>,
     /// Persistent requests by handle, from their creation to `MPI_Request_free`.
-    persistent: HashMap<u64, Persistent>,
+    persistent: FxHashMap<u64, Persistent>,
     /// Messages matched by `MPI_Mprobe`/`MPI_Improbe` and not received yet, by handle.
-    messages: HashMap<u64, Matched>,
+    messages: FxHashMap<u64, Matched>,
     records: u64,
     closed: bool,
     /// The timestamped copy of the records (`TIMELESS_TIMESTAMPS`, see `stamps`).
@@ -384,14 +385,14 @@ impl Tracer {
             size,
             out,
             speed,
-            last_exit: thread_cpu_secs(),
+            last_exit: thread_cpu_chained_secs(),
             pending_cpu: 0.0,
             settings,
             comms,
             types: TypeTable::from_library(),
-            reqs: HashMap::new(),
-            persistent: HashMap::new(),
-            messages: HashMap::new(),
+            reqs: FxHashMap::default(),
+            persistent: FxHashMap::default(),
+            messages: FxHashMap::default(),
             records: 0,
             closed: false,
             stamped: None,
@@ -484,12 +485,12 @@ impl Tracer {
 
     /// Recording resumes after a pause: the compute since the pause is dropped.
     pub fn resume(&mut self) {
-        self.last_exit = thread_cpu_secs();
+        self.last_exit = thread_cpu_chained_secs();
     }
 
     /// Marks the end of the tracer's work for this call: the next burst starts now.
     pub fn end_event(&mut self) {
-        self.last_exit = thread_cpu_secs();
+        self.last_exit = thread_cpu_chained_secs();
     }
 
     /// Writes the last records and closes the trace (`MPI_Finalize`, `MPI_Abort`, exit).
@@ -498,6 +499,12 @@ impl Tracer {
             return Ok(());
         }
         self.closed = true;
+        let (exact, estimated) = crate::clock::chained_reads();
+        self.note(format_args!(
+            "thread CPU clock: {exact} real reads, {estimated} estimated from the wall clock \
+             (intervals up to {:e} s)",
+            crate::clock::exact_above_secs()
+        ))?;
         if !last.is_empty() {
             self.out.line(format_args!("{last}"))?;
         }

@@ -1228,3 +1228,33 @@ fn persistent_requests_record_one_isend_or_irecv_per_start() {
     assert_requests_balanced(&run, 0);
     assert_simgrid_replays(&run);
 }
+
+/// The self-message loop of `callcost` (validation/tracing/run.py's per-call cost): one irecv,
+/// send and wait per iteration, and the closing note of the chained CPU clock, which counts one
+/// clock point at the entry and one at the exit of every traced call (start-up points too).
+#[test]
+fn the_callcost_loop_records_three_calls_per_iteration() {
+    let run = trace("callcost", "callcost", 1, &["200"], &[]);
+    assert_ok(&run);
+    assert!(
+        run.stdout().contains("callcost: 600 calls"),
+        "{}",
+        run.stdout()
+    );
+    assert_eq!(run.count(0, "irecv"), 200);
+    assert_eq!(run.count(0, "send"), 200);
+    assert_eq!(run.count(0, "wait"), 200);
+    let text = run.lines[0].join("\n");
+    assert!(text.contains("0 irecv 0 7 1 1\n"), "{text}");
+    assert!(text.contains("0 wait 0 0 7\n"), "{text}");
+    let note = run.lines[0]
+        .iter()
+        .find_map(|l| l.strip_prefix("# thread CPU clock: "))
+        .expect("the clock note");
+    let nums: Vec<u64> = note
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    // 601 traced calls (600 + MPI_Finalize), 2 points each.
+    assert!(nums.len() >= 2 && nums[0] + nums[1] >= 1202, "{note}");
+}

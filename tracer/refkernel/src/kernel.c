@@ -1,5 +1,5 @@
-/* The reference kernel of timeless (contract shared with tracer/preload/src/shim.c,
- * `timeless_daxpy_kernel`): y = a*x + y on 512 doubles, 2 flops per element, repeated `reps`
+/* The reference kernel of timeless (used by the tracer, tracer/preload, and by
+ * `timeless calibrate compute`): y = a*x + y on 512 doubles, 2 flops per element, repeated `reps`
  * times, compiled at -O2 without vectorisation. Changing it changes every calibrated speed. */
 #include <time.h>
 

@@ -4,7 +4,7 @@
 //! burst on a host of the calibrated speed then takes `t` again (seed 003 §5 calibrates "the
 //! number of floating operations a CPU can compute in one second").
 //!
-//! Contract (kept identical to `tracer/preload`'s `timeless_daxpy_kernel` and `reference_speed`):
+//! Contract (the tracer, `tracer/preload`, calls this crate rather than carrying a copy):
 //! `y = a*x + y` on 512 doubles, 2 flops per element ([`KERNEL_FLOPS_PER_REP`] per repetition),
 //! C at `-O2 -fno-tree-vectorize`, timed on the calling thread's CPU clock; the repetition count
 //! grows ×4 from 256 until one run takes [`MIN_RUN_SECS`], and the best of three runs counts.
@@ -20,7 +20,7 @@ pub const KERNEL_FLOPS_PER_REP: f64 = 1024.0;
 /// Minimum CPU time of one timed run, seconds.
 pub const MIN_RUN_SECS: f64 = 0.02;
 
-/// Serialises calls: the C kernel works on static arrays (as the tracer's copy does), so two
+/// Serialises calls: the C kernel works on static arrays, so two
 /// threads running it at once would corrupt each other's checksum.
 static KERNEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
