@@ -20,17 +20,7 @@ if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 
-# Timed runs at the highest priority. With the kernel's autogroup scheduling
-# (/proc/sys/kernel/sched_autogroup_enabled = 1), nice only ranks processes within one session:
-# a `nice -n -19` run still shares the cores equally with every other session's builds (here
-# the 2-rank stencil took 1.6 s instead of 0.6 s). So the runs get a session of their own whose
-# autogroup is set to nice -19 as well (needs root or CAP_SYS_NICE; skipped otherwise).
-timed() {
-    setsid -w sh -c '
-        echo -19 > /proc/self/autogroup 2>/dev/null || echo "validate.sh: notice: autogroup priority not raised" >&2
-        if nice -n -19 true 2>/dev/null; then exec nice -n -19 "$@"; else exec "$@"; fi
-    ' sh "$@"
-}
+. "$here/priority.sh"
 
 validate="$target/release/timeless validate --calibration $cal --bin-dir $build ${VALIDATE_ARGS:-}"
 timed $validate --cases "$here/cases.txt" --out "$cal/validate"
