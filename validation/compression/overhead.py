@@ -77,7 +77,10 @@ def run(program, args, np, mode, out):
         cmd += ["--oversubscribe", "--bind-to", "none", "--mca", "mpi_yield_when_idle", "1"]
     if mode != "untraced":
         shutil.rmtree(out, ignore_errors=True)
-        cmd += ["-x", f"LD_PRELOAD={PRELOAD}", "-x", f"TIMELESS_OUT={out}"]
+        # A given reference speed (as `timeless trace` passes the one it measured once): no
+        # calibration kernel at start-up, so the traced modes differ by their records only.
+        cmd += ["-x", f"LD_PRELOAD={PRELOAD}", "-x", f"TIMELESS_OUT={out}",
+                "-x", "TIMELESS_REF_SPEED=1e9"]
     if mode in ("text+tlg", "tlg only"):
         cmd += ["-x", "TIMELESS_COMPRESS=1", "-x", "TIMELESS_COMPRESS_VERBOSE=1"]
     if mode == "tlg only":
@@ -180,7 +183,8 @@ def write_md(rows, load_start, load_end):
          "under `nice -n -19`; tracer built in release mode. Load average (1, 5, 15 min) at "
          f"start {load_start[0]:.2f} {load_start[1]:.2f} {load_start[2]:.2f}, at end "
          f"{load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f}. Wall times include "
-         "`mpirun` start-up and the tracer's start-up calibration. More ranks than cores: "
+         "`mpirun` start-up and the tracer's start-up (reference speed given, "
+         "`TIMELESS_REF_SPEED`, as `timeless trace` does). More ranks than cores: "
          "`--oversubscribe --bind-to none --mca mpi_yield_when_idle 1`.",
          "",
          "## Wall time (s)",
