@@ -280,8 +280,9 @@ pub fn run_stats(args: StatsArgs) -> Result<(), Failure> {
     let out = format!(
         "ranks: {}\nactions: {}\nterminals: {}\nrules: {}\nsymbols: {}\nunique_grammars: {}\n\
          final_pass_rules: {}\nfinal_pass_symbols: {}\nunique_volume_streams: {}\nvolumes: {}\n\
-         precision: {precision}\nbytes_header: {}\nbytes_meta: {}\nbytes_cst: {}\nbytes_grammar: {}\n\
-         bytes_ranks: {}\nbytes_volumes: {}\nbytes_tracer_meta: {}\nbytes_total: {}\n",
+         computes: {}\nprecision: {precision}\nbytes_header: {}\nbytes_meta: {}\nbytes_cst: {}\n\
+         bytes_grammar: {}\nbytes_ranks: {}\nbytes_volumes: {}\nbytes_placement: {}\n\
+         bytes_tracer_meta: {}\nbytes_total: {}\n",
         s.ranks,
         s.actions,
         s.terminals,
@@ -292,12 +293,14 @@ pub fn run_stats(args: StatsArgs) -> Result<(), Failure> {
         s.meta_symbols,
         s.unique_volume_streams,
         s.volumes,
+        s.computes,
         sizes.header,
         sizes.meta,
         sizes.cst,
         sizes.grammar,
         sizes.ranks,
         sizes.volumes,
+        sizes.placement,
         sizes.tracer_meta,
         sizes.total()
     );

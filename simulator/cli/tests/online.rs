@@ -128,14 +128,19 @@ fn trace(program: &str, np: usize, args: &[&str], extra: &[&str], result: &str) 
 }
 
 /// `timeless stats` of a compressed trace without the byte counts that depend on the zstd
-/// level of the volume blocks (`bytes_volumes`, `bytes_total`).
+/// level of the volume and compute placement blocks (`bytes_volumes`, `bytes_placement`,
+/// `bytes_total`).
 fn structure(tlg: &Path) -> Vec<String> {
     let out = timeless(&["stats", s(tlg)]);
     assert!(out.status.success(), "{}", text(&out).1);
     let lines: Vec<String> = text(&out)
         .0
         .lines()
-        .filter(|l| !l.starts_with("bytes_volumes") && !l.starts_with("bytes_total"))
+        .filter(|l| {
+            !["bytes_volumes", "bytes_placement", "bytes_total"]
+                .iter()
+                .any(|k| l.starts_with(k))
+        })
         .map(str::to_string)
         .collect();
     assert!(lines.len() >= 16, "{lines:?}");

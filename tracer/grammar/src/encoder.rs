@@ -1,11 +1,14 @@
 //! One rank's compression (Pilgrim `000_*` §2.3 steps 3 to 5): action → call signature →
-//! terminal → Sequitur; volumes to their own stream. Usable online by a tracer: each
-//! [`RankEncoder::push`] is amortised O(1) and memory grows with the grammar, not the trace.
+//! terminal → Sequitur; volumes to their own stream; `compute` actions out of the grammar, as a
+//! gap in the placement stream ([`crate::placement`]) and flops in the volume stream. Usable
+//! online by a tracer: each [`RankEncoder::push`] is amortised O(1) and memory grows with the
+//! grammar, not the trace.
 
 use timeless_trace::{Action, Rank};
 
 use crate::cst::CallSignatureTable;
 use crate::grammar::Grammar;
+use crate::placement::PlacementEncoder;
 use crate::sequitur::Sequitur;
 use crate::signature::split;
 use crate::volume::{Precision, VolumeEncoder, VolumeStream};
@@ -19,9 +22,9 @@ pub struct RankTrace {
     pub cst: CallSignatureTable,
     /// The rank's grammar, canonically numbered.
     pub grammar: Grammar,
-    /// The rank's compute/sleep volumes.
+    /// The rank's compute/sleep volumes and the placement of its compute actions.
     pub volumes: VolumeStream,
-    /// Number of actions.
+    /// Number of actions (the grammar's and the compute actions).
     pub actions: u64,
 }
 
@@ -32,6 +35,9 @@ pub struct RankEncoder {
     cst: CallSignatureTable,
     sequitur: Sequitur,
     volumes: VolumeEncoder,
+    placement: PlacementEncoder,
+    /// Grammar actions since the last compute action (or the start).
+    since_compute: u64,
 }
 
 impl RankEncoder {
@@ -50,19 +56,29 @@ impl RankEncoder {
             cst: CallSignatureTable::new(),
             sequitur: Sequitur::new(),
             volumes: VolumeEncoder::with_zstd_level(precision, zstd_level),
+            placement: PlacementEncoder::new(zstd_level),
+            since_compute: 0,
         }
     }
 
     /// Appends one action executed on communicator `comm` (0 = `MPI_COMM_WORLD`); returns its
-    /// terminal.
-    pub fn push(&mut self, action: &Action, comm: u32) -> u32 {
+    /// terminal, or `None` for a `compute` (not in the grammar: its gap goes to the placement
+    /// stream, its flops to the volume stream).
+    pub fn push(&mut self, action: &Action, comm: u32) -> Option<u32> {
+        if let Action::Compute { flops } = action {
+            self.placement.push(self.since_compute);
+            self.since_compute = 0;
+            self.volumes.push(*flops);
+            return None;
+        }
         let s = split(action, self.rank, comm);
         if let Some(v) = s.volume {
             self.volumes.push(v);
         }
         let t = self.cst.intern(&s.signature);
         self.sequitur.push(u64::from(t));
-        t
+        self.since_compute += 1;
+        Some(t)
     }
 
     /// Appends again the action of terminal `terminal`, as returned by an earlier
@@ -75,16 +91,21 @@ impl RankEncoder {
         let sig = &self.cst.signatures()[terminal as usize];
         debug_assert!(!crate::signature::takes_volume(sig));
         self.sequitur.push(u64::from(terminal));
+        self.since_compute += 1;
     }
 
     /// Ends the rank's stream.
     pub fn finish(self) -> RankTrace {
+        let placement = self.placement.finish();
+        let mut volumes = self.volumes.finish();
+        let actions = self.sequitur.terminal_count() + placement.count;
+        volumes.placement = placement;
         RankTrace {
             rank: self.rank,
-            actions: self.sequitur.terminal_count(),
+            actions,
             grammar: self.sequitur.finish(),
             cst: self.cst,
-            volumes: self.volumes.finish(),
+            volumes,
         }
     }
 }
@@ -108,8 +129,10 @@ mod tests {
         let compute = Action::Compute { flops: 5.0 };
         let mut a = RankEncoder::new(0, Precision::Lossless);
         let mut b = RankEncoder::new(0, Precision::Lossless);
-        let t = a.push(&send, 0);
+        let t = a.push(&send, 0).expect("a send is a terminal");
+        assert_eq!(a.push(&compute, 0), None, "a compute is not");
         b.push(&send, 0);
+        b.push(&compute, 0);
         for _ in 0..10 {
             a.push(&compute, 0);
             a.push_terminal(t);

@@ -1,6 +1,7 @@
 //! Per-rank volume streams: the flops of every `compute` and the seconds of every `sleep`, in
 //! action order, kept apart from the grammar (Pilgrim `000_*` §2.3.2 keeps timings apart from
-//! the call signatures likewise).
+//! the call signatures likewise), with the places of the compute actions
+//! ([`crate::placement`]).
 //!
 //! Values are encoded either losslessly (the f64 bits, little-endian) or binned on a log scale
 //! with a relative error bound ε (Pilgrim §2.3.2's exponential bins): with base `b = 1 + 2ε`, a
@@ -9,6 +10,7 @@
 //! blocks of [`BLOCK_VALUES`] values, each compressed on its own with zstd, so a replay holds one
 //! decoded block per rank (at most 8 × 4096 bytes) however long the stream.
 
+use crate::placement::PlacementStream;
 use crate::varint::{put_u64, zigzag, Reader};
 
 /// Values per zstd block.
@@ -93,17 +95,21 @@ impl Precision {
     }
 }
 
-/// A finished stream: value count and zstd blocks.
+/// A finished stream: value count and zstd blocks, with the placement of the rank's compute
+/// actions among its other actions ([`crate::placement`]): a rank's timings, stored (and
+/// deduplicated across ranks) as one unit.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct VolumeStream {
     /// Number of values.
     pub count: u64,
     /// zstd-compressed blocks of encoded values, [`BLOCK_VALUES`] values each (the last fewer).
     pub blocks: Vec<Vec<u8>>,
+    /// One gap per compute action: where it goes among the grammar's actions.
+    pub placement: PlacementStream,
 }
 
 impl VolumeStream {
-    /// Compressed size in bytes (block payloads only).
+    /// Compressed size in bytes of the values (block payloads only).
     pub fn compressed_bytes(&self) -> usize {
         self.blocks.iter().map(Vec::len).sum()
     }
@@ -136,6 +142,7 @@ impl VolumeEncoder {
             stream: VolumeStream {
                 count: 0,
                 blocks: Vec::new(),
+                placement: PlacementStream::default(),
             },
         }
     }
@@ -171,7 +178,7 @@ impl VolumeEncoder {
         self.in_block = 0;
     }
 
-    /// Ends the stream.
+    /// Ends the stream (with an empty placement: [`crate::RankEncoder`] sets it).
     pub fn finish(mut self) -> VolumeStream {
         self.flush();
         self.stream

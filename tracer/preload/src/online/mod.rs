@@ -285,13 +285,13 @@ impl OnlineEncoder {
             self.actions += 1;
             let one_off = matches!(
                 rec.action,
-                Action::Compute { .. }
-                    | Action::Sleep { .. }
+                Action::Sleep { .. }
                     | Action::Init { .. }
                     | Action::Finalize
                     | Action::CommDef { .. }
             );
-            if !one_off {
+            // `None`: a compute, which is not a terminal.
+            if let (Some(t), false) = (t, one_off) {
                 self.known.insert(line.into(), t);
             }
         }
@@ -448,7 +448,13 @@ mod tests {
         e.feed("0 finalize\n");
         let t = e.finish().unwrap();
         assert_eq!(t.actions, 60_002);
-        assert_eq!(t.cst.len(), 5, "init, compute, send, recv, finalize");
+        assert_eq!(
+            t.cst.len(),
+            4,
+            "init, send, recv, finalize: compute is not a terminal"
+        );
+        assert_eq!(t.volumes.count, 20_000);
+        assert_eq!(t.volumes.placement.count, 20_000);
         assert!(
             t.grammar.symbol_count() <= 8,
             "{}",
