@@ -18,7 +18,8 @@
 //! - 4 `RANKS`: per rank: grammar index, volume stream index.
 //! - 5 `VOLUMES`: count, then per stream: value count, block count, per block: length, zstd bytes.
 //! - 6 `TRACER_META` (optional): the bytes of the tracer's `trace-meta.json` (what overhead
-//!   compensation reads), kept verbatim so a compressed trace replays like its text.
+//!   compensation reads) in one zstd frame (level 19), so a compressed trace replays like its
+//!   text; at most [`MAX_TRACER_META_BYTES`] once decompressed.
 //! - 7 `PLACEMENT`: per volume stream, in the order of `VOLUMES`: gap count (the rank's
 //!   `compute` actions, which are not in the grammar), block count, per block: length, zstd
 //!   bytes of varint gaps ([`crate::placement`]).
@@ -51,6 +52,8 @@ const GRAMMAR: u32 = 3;
 const RANKS: u32 = 4;
 const VOLUMES: u32 = 5;
 const TRACER_META: u32 = 6;
+/// Largest decompressed `TRACER_META` accepted when reading: 16 MiB.
+pub const MAX_TRACER_META_BYTES: u64 = 16 << 20;
 const PLACEMENT: u32 = 7;
 
 /// Byte sizes of a file's parts.
@@ -172,7 +175,8 @@ pub fn write(trace: &CompressedTrace) -> (Vec<u8>, PartSizes) {
         (PLACEMENT, placement),
     ];
     if let Some(m) = &trace.tracer_meta {
-        sections.push((TRACER_META, m.clone()));
+        let z = zstd::bulk::compress(m, 19).expect("zstd compression of a memory buffer");
+        sections.push((TRACER_META, z));
     }
     let header = 16 + 24 * sections.len();
     let mut out = Vec::with_capacity(header + sections.iter().map(|s| s.1.len()).sum::<usize>());
@@ -412,7 +416,25 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
         return Err(p.error("trailing bytes after the placement streams"));
     }
 
-    let tracer_meta = found[TRACER_META as usize].map(|(off, len)| bytes[off..off + len].to_vec());
+    let tracer_meta = match found[TRACER_META as usize] {
+        None => None,
+        Some((off, len)) => {
+            use std::io::Read;
+            let mut out = Vec::new();
+            let read = zstd::stream::read::Decoder::new(&bytes[off..off + len])
+                .and_then(|d| d.take(MAX_TRACER_META_BYTES + 1).read_to_end(&mut out));
+            match read {
+                Err(e) => return Err(corrupt(off, format!("TRACER_META: {e}"))),
+                Ok(n) if n as u64 > MAX_TRACER_META_BYTES => {
+                    return Err(corrupt(
+                        off,
+                        format!("TRACER_META exceeds {MAX_TRACER_META_BYTES} bytes"),
+                    ))
+                }
+                Ok(_) => Some(out),
+            }
+        }
+    };
     let trace = CompressedTrace {
         tracer_meta,
         nranks,

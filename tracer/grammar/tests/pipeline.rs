@@ -462,6 +462,36 @@ proptest! {
     }
 }
 
+/// The tracer's metadata is stored as one zstd frame and comes back verbatim; a damaged frame
+/// is an error at the section's offset.
+#[test]
+fn tracer_metadata_round_trips_compressed() {
+    let mut t = compress(&ring(4, 10), Precision::Lossless);
+    let json: Vec<u8> = format!(
+        "{{\"ranks\": 4, \"rank_files\": [{}]}}",
+        (0..400)
+            .map(|r| format!("\"rank-{r}.txt\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+    .into_bytes();
+    t.tracer_meta = Some(json.clone());
+    let (bytes, sizes) = write(&t);
+    assert!(
+        sizes.tracer_meta * 4 < json.len(),
+        "{} bytes for {}",
+        sizes.tracer_meta,
+        json.len()
+    );
+    assert_eq!(read(&bytes).unwrap().0.tracer_meta, Some(json));
+    // The section is the last one: damage its frame header (after zstd's 4-byte magic).
+    let at = bytes.len() - sizes.tracer_meta;
+    let mut bad = bytes.clone();
+    bad[at] ^= 0xff;
+    let e = read(&bad).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("byte {at}: TRACER_META: ")), "{e}");
+}
+
 #[test]
 fn a_version_1_file_is_refused_by_name() {
     let (mut bytes, _) = write(&compress(&ring(2, 3), Precision::Lossless));
