@@ -571,7 +571,9 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Creates the trace directory and removes the files a previous trace left there.
+/// Creates the trace directory and removes the files a previous trace left there, including a
+/// `trace.tlg.part` that a run killed while rank 0 wrote its compressed trace left behind (the
+/// tracer writes `trace.tlg` under that name and renames it when complete).
 fn prepare_out(out: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create the trace directory {}", out.display()))?;
@@ -582,7 +584,8 @@ fn prepare_out(out: &Path) -> anyhow::Result<PathBuf> {
         let stale = (name.starts_with("rank-") && name.ends_with(".txt"))
             || name == "trace-list.txt"
             || name == "trace-meta.json"
-            || name == "trace.tlg";
+            || name == "trace.tlg"
+            || name == "trace.tlg.part";
         if stale {
             std::fs::remove_file(out.join(&*name))
                 .with_context(|| format!("cannot remove the old {name} in {}", out.display()))?;
@@ -680,6 +683,43 @@ mod tests {
             .chain(&l.args)
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
+    }
+
+    #[test]
+    fn a_new_trace_removes_the_files_of_the_last_one_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let stale = [
+            "rank-0.txt",
+            "rank-12.timed.txt",
+            "trace-list.txt",
+            "trace-meta.json",
+            "trace.tlg",
+            "trace.tlg.part",
+        ];
+        let kept = [
+            "platform.xml",
+            "notes.txt",
+            "rank-0.txt.bak",
+            "trace.tlg.old",
+        ];
+        for f in stale.iter().chain(&kept) {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        prepare_out(dir.path()).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "notes.txt",
+                "platform.xml",
+                "rank-0.txt.bak",
+                "trace.tlg.old"
+            ]
+        );
     }
 
     #[test]

@@ -372,6 +372,105 @@ fn no_text_writes_only_the_compressed_trace() {
     assert!(t > 16.0 * 1e6 / 1.25e8, "{t}");
 }
 
+/// `--compress` in scattered mode with `--gather` (a localhost hostfile, as `tests/trace.rs`'s
+/// scattered test): the ranks write into a node-local temporary directory, rank 0 merges the
+/// compressed trace there at `MPI_Finalize` *before* the gather, which then moves it with the
+/// text files: 4 rank files, the list, the metadata and trace.tlg, 7 files. The gathered
+/// trace.tlg is the gathered text trace (lossless), carries the run's metadata and replays to
+/// the same time; no temporary directory is left.
+#[test]
+fn compression_in_a_gathered_scattered_run() {
+    if !have_mpi() {
+        return;
+    }
+    let exe = programs().join("ring");
+    std::fs::create_dir_all(tmp()).unwrap();
+    let hostfile = tmp().join("hostfile-localhost");
+    std::fs::write(&hostfile, "localhost slots=4\n").unwrap();
+    let dir = tmp().join("ring-4-gathered");
+    let out = {
+        let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+        timeless(&[
+            "trace",
+            "-n",
+            "4",
+            "--hostfile",
+            s(&hostfile),
+            "--gather",
+            "--compress",
+            "--precision",
+            "0",
+            "-o",
+            s(&dir),
+            "--",
+            s(&exe),
+        ])
+    };
+    let (o, e) = text(&out);
+    assert!(out.status.success(), "{o}{e}");
+    assert!(!e.contains("disabled"), "{e}");
+    assert!(o.contains("gathered over MPI: 7 files"), "{o}");
+    let tlg = dir.join("trace.tlg");
+    assert!(
+        o.contains(&format!("compressed online: {}", tlg.display())),
+        "{o}"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "rank-0.txt",
+            "rank-1.txt",
+            "rank-2.txt",
+            "rank-3.txt",
+            "trace-list.txt",
+            "trace-meta.json",
+            "trace.tlg"
+        ]
+    );
+    let meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("trace-meta.json")).unwrap())
+            .unwrap();
+    let local = meta["trace_directory"].as_str().unwrap();
+    assert!(local.contains("timeless-trace-"), "{local}");
+    assert!(!Path::new(local).exists(), "{local} left behind");
+
+    let dec = decompressed_dir(&dir);
+    let out = timeless(&["decompress", s(&tlg), "-o", s(&dec)]);
+    assert!(out.status.success(), "{}", text(&out).1);
+    let from_text = actions(&dir.join("trace-list.txt"), 4);
+    let from_tlg = actions(&dec.join("traces.txt"), 4);
+    for r in 0..4 {
+        assert_eq!(
+            from_text[r]
+                .iter()
+                .filter(|(a, _)| a.keyword() == "send")
+                .count(),
+            4,
+            "rank {r}"
+        );
+        assert_eq!(from_tlg[r], from_text[r], "rank {r}");
+    }
+    // The metadata embedded in trace.tlg is the one rank 0 wrote in the node-local directory
+    // (before the gather added its `gather` member to the gathered copy).
+    let embedded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dec.join("trace-meta.json")).unwrap())
+            .unwrap();
+    assert_eq!(embedded["trace_directory"], meta["trace_directory"]);
+    assert!(embedded["acquisition_mode"]
+        .as_str()
+        .unwrap()
+        .starts_with("scattered: 4 ranks over the hosts of"));
+    assert!(embedded.get("gather").is_none() && meta.get("gather").is_some());
+    let (t_text, n_text) = simulate(&dir.join("trace-list.txt"), &[]);
+    let (t_tlg, n_tlg) = simulate(&tlg, &[]);
+    assert_eq!((t_tlg, n_tlg), (t_text, n_text));
+}
+
 /// A rank whose tracing stops (a panic injected at its 450th record: with 200 chunks of work,
 /// pi_mc's master, rank 0, writes about 600 records besides its compute bursts, 3 per chunk and
 /// 199 wildcard receives with their waits; each of the 3 workers about 275 in all, as many as 3

@@ -1,9 +1,13 @@
 //! The cross-rank merge at `MPI_Finalize` (Pilgrim `000_*` §2.5), over MPI.
 //!
-//! Run by a delete callback of an attribute set on `MPI_COMM_SELF` at start-up: MPI deletes
-//! `MPI_COMM_SELF`'s attributes first thing in `MPI_Finalize`, with the library still fully
-//! usable (MPI-3.1 §8.7.1), on every rank that finalizes, whether its tracing is still on or
-//! not. All communication happens on a private duplicate of `MPI_COMM_WORLD` with
+//! Run once per process ([`at_finalize_once`]) by the tracer's `MPI_Finalize` wrapper
+//! (`crate::finalize`, which every rank reaches, traced or not), after the rank's `finalize`
+//! record and *before* the `--gather` (so rank 0's `trace.tlg` is among the files gathered onto
+//! the output directory); or, if the wrapper did not run (a program calling `PMPI_Finalize`
+//! itself), by a delete callback of an attribute set on `MPI_COMM_SELF` at start-up: MPI
+//! deletes `MPI_COMM_SELF`'s attributes first thing in `MPI_Finalize`, with the library still
+//! fully usable (MPI-3.1 §8.7.1), on every rank that finalizes, whether its tracing is still on
+//! or not. All communication happens on a private duplicate of `MPI_COMM_WORLD` with
 //! `MPI_ERRORS_RETURN`, so the program's messages can never match ours.
 //!
 //! 1. **Agreement**: one `MPI_Allreduce(MIN)` of the lowest rank that cannot contribute (a
@@ -23,6 +27,7 @@
 
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use timeless_grammar::{format, merge_pair, CompressedTrace, MergedRanks};
@@ -105,11 +110,23 @@ unsafe extern "C" fn no_copy(
     mpi::SUCCESS
 }
 
-/// Delete callback: the merge. Never unwinds into MPI; always reports success, so
-/// `MPI_Finalize` proceeds as it would without the tracer.
+/// The merge has started in this process.
+static STARTED: AtomicBool = AtomicBool::new(false);
+
+/// Runs the merge (collective over `MPI_COMM_WORLD`) unless it already started in this
+/// process; nothing when compression is off. Call on every rank, before `PMPI_Finalize`.
+pub fn at_finalize_once() {
+    if !STARTED.swap(true, Ordering::SeqCst) {
+        run();
+    }
+}
+
+/// Delete callback: the merge, if the `MPI_Finalize` wrapper did not run it. Never unwinds
+/// into MPI; always reports success, so `MPI_Finalize` proceeds as it would without the
+/// tracer.
 unsafe extern "C" fn at_finalize(_: MPI_Comm, _: c_int, _: *mut c_void, _: *mut c_void) -> c_int {
     let rank = CONFIG.get().map_or(0, |c| c.rank);
-    if let Err(p) = catch_unwind(AssertUnwindSafe(run)) {
+    if let Err(p) = catch_unwind(AssertUnwindSafe(at_finalize_once)) {
         let msg = p
             .downcast_ref::<&str>()
             .map(|s| s.to_string())

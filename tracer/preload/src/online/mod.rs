@@ -19,11 +19,12 @@
 //! stored relative to the rank), so no pool is needed here.
 //!
 //! # At `MPI_Finalize`
-//! See [`merge`]: ⌈log2 P⌉ pairwise rounds on a private duplicate of `MPI_COMM_WORLD`, run from
-//! an attribute delete callback on `MPI_COMM_SELF`, which MPI calls first thing in
-//! `MPI_Finalize` (MPI-3.1 §8.7.1) on every rank, including a rank whose tracing was disabled:
-//! that rank still takes part (and the compression is abandoned), so no rank ever waits for
-//! one that will not come.
+//! See [`merge`]: ⌈log2 P⌉ pairwise rounds on a private duplicate of `MPI_COMM_WORLD`, run by
+//! the tracer's `MPI_Finalize` wrapper before the `--gather` (so `trace.tlg` is gathered too),
+//! or failing that from an attribute delete callback on `MPI_COMM_SELF`, which MPI calls first
+//! thing in `MPI_Finalize` (MPI-3.1 §8.7.1); either way on every rank, including a rank whose
+//! tracing was disabled: that rank still takes part (and the compression is abandoned), so no
+//! rank ever waits for one that will not come.
 //!
 //! # Failure policy
 //! Compression never changes what the program does: a failure (a record the encoder cannot
