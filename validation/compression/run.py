@@ -79,17 +79,23 @@ def gzip_bytes(d, ranks):
     return len(gzip.compress(data, compresslevel=9))
 
 
+# Timed runs go through validation/calibration/priority.sh's `timed` (own autogroup at nice -19).
+PRIORITY_SH = os.path.join(ROOT, "validation", "calibration", "priority.sh")
+TIMED = ["sh", "-c", '. "$0"; timed "$@"', PRIORITY_SH]
+
+
 def simulate(d, trace):
     """Replays `trace`; returns (simulated time, best CPU seconds, best wall seconds, peak RSS KiB).
-    CPU time (user + sys, from /usr/bin/time) is the robust figure on a loaded machine."""
+    CPU time (user + sys, from /usr/bin/time) is the robust figure on a loaded machine. Each
+    replay runs under priority.sh's `timed`."""
     args = [T, "simulate", trace, "-p", os.path.join(d, "platform.xml"), "--hostfile",
             os.path.join(d, "hostfile"), "--format", "json"]
     stat = os.path.join(WORK, "time.txt")
     cpu = wall = rss = None
     for _ in range(1 if QUICK else 5):
         t0 = time.perf_counter()
-        out = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", stat] + args, check=True,
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(TIMED + ["/usr/bin/time", "-f", "%U %S %M", "-o", stat] + args,
+                             check=True, capture_output=True, text=True).stdout
         dt = time.perf_counter() - t0
         u, s_, m = open(stat).read().split()[-3:]
         c = float(u) + float(s_)
@@ -152,7 +158,8 @@ def main():
     with open(os.path.join(dest, "results.csv"), "w", newline="") as f:
         keys = ["series", "kind", "ranks", "iters", "actions", "terminals", "rules", "symbols",
                 "unique_grammars", "final_pass_rules", "final_pass_symbols", "bytes_cst",
-                "bytes_grammar", "structure_bytes", "bytes_ranks", "bytes_volumes", "bytes_total"]
+                "bytes_grammar", "structure_bytes", "bytes_ranks", "bytes_volumes", "bytes_placement",
+                "bytes_total"]
         w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
@@ -178,15 +185,16 @@ def write_md(dest, rows, size_rows):
                           ("iters", "Structure size vs iterations (64 ranks)")):
         out.append(f"\n## {title}\n")
         out.append("| stencil | ranks | iters | actions | terminals | rules | symbols | unique grammars "
-                   "| CST bytes | grammar bytes | CST + grammar | rank map bytes | volume bytes | file bytes |")
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+                   "| CST bytes | grammar bytes | CST + grammar | rank map bytes | volume bytes "
+                   "| placement bytes | file bytes |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
             if r["series"] != series:
                 continue
             out.append(f"| {r['kind']} | {r['ranks']} | {r['iters']} | {r['actions']} | {r['terminals']} "
                        f"| {r['rules']} | {r['symbols']} | {r['unique_grammars']} | {r['bytes_cst']} "
                        f"| {r['bytes_grammar']} | {r['structure_bytes']} | {r['bytes_ranks']} "
-                       f"| {r['bytes_volumes']} | {r['bytes_total']} |")
+                       f"| {r['bytes_volumes']} | {r['bytes_placement']} | {r['bytes_total']} |")
     out.append("\n## Sizes, replay time and precision at the largest point\n")
     out.append("| stencil | noise | actions | TI text | gzip -9 | compressed (default) | gzip/compressed "
                "| compressed (lossless) | gzip/lossless | simulated time text | default precision change "
