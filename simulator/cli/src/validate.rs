@@ -475,6 +475,13 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
     let n = case.command.len();
     let speed = format!("{:e}", ctx.kernel_speed);
     export(&mut traced, ctx.imp, n, "TIMELESS_REF_SPEED", &speed);
+    export(
+        &mut traced,
+        ctx.imp,
+        n,
+        "TIMELESS_REF_SPEED_SOURCE",
+        "timeless validate: the calibrated platform's host speed",
+    );
     export(&mut traced, ctx.imp, n, "TIMELESS_TIMESTAMPS", "1");
     let traced_wall = timed_run(&traced).map_err(Failure::Other)?.0;
     bar.inc(1);
