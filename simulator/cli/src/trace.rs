@@ -245,8 +245,10 @@ pub fn launch_line(plan: &Plan, command: &[OsString]) -> Launch {
     Launch { program, args, env }
 }
 
-/// The tracer library: `$TIMELESS_PRELOAD`, else next to this executable, else in the target
-/// directory this executable was built in (release first).
+/// The tracer library: `$TIMELESS_PRELOAD`, else next to this executable (the newer of
+/// `<dir>/libtimeless_preload.so` and `<dir>/deps/libtimeless_preload.so`: `cargo build` puts
+/// the library in the first, `cargo test` refreshes only the second, so a stale copy can sit
+/// in the first), else in the target directory this executable was built in (release first).
 pub fn find_preload(exe: &Path) -> anyhow::Result<PathBuf> {
     const LIB: &str = "libtimeless_preload.so";
     if let Some(p) = std::env::var_os("TIMELESS_PRELOAD") {
@@ -260,7 +262,15 @@ pub fn find_preload(exe: &Path) -> anyhow::Result<PathBuf> {
         );
     }
     let dir = exe.parent().unwrap_or(Path::new("."));
-    let mut candidates = vec![dir.join(LIB), dir.join("deps").join(LIB)];
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let beside = [dir.join(LIB), dir.join("deps").join(LIB)]
+        .into_iter()
+        .filter(|p| p.is_file())
+        .max_by_key(|p| modified(p));
+    if let Some(p) = beside {
+        return Ok(p);
+    }
+    let mut candidates = Vec::new();
     // target/<profile>/timeless, or target/<profile>/deps/<test> for tests.
     for base in [dir.parent(), dir.parent().and_then(Path::parent)]
         .into_iter()
@@ -677,6 +687,30 @@ fn gathered(out: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_newer_library_beside_the_executable_wins() {
+        if std::env::var_os("TIMELESS_PRELOAD").is_some() {
+            return; // the environment overrides the search
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let profile = dir.path().join("debug");
+        std::fs::create_dir_all(profile.join("deps")).unwrap();
+        let exe = profile.join("timeless");
+        let stale = profile.join("libtimeless_preload.so");
+        let fresh = profile.join("deps").join("libtimeless_preload.so");
+        let t0 = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        for (p, secs) in [(&stale, 0), (&fresh, 60)] {
+            let f = std::fs::File::create(p).unwrap();
+            f.set_modified(t0 + std::time::Duration::from_secs(secs))
+                .unwrap();
+        }
+        assert_eq!(find_preload(&exe).unwrap(), fresh);
+        let f = std::fs::File::options().write(true).open(&stale).unwrap();
+        f.set_modified(t0 + std::time::Duration::from_secs(120))
+            .unwrap();
+        assert_eq!(find_preload(&exe).unwrap(), stale);
+    }
 
     fn strings(l: &Launch) -> Vec<String> {
         std::iter::once(&l.program)

@@ -17,7 +17,8 @@
 //!
 //! **Host speed** (`--compute-speed`): `trace` (default) sets the hosts to the flop rate of the
 //! traced run's own compute bursts, in flops per core-second (seed 003 §5's calibration,
-//! corrected for bursts sharing cores: `timeless_calibrate::compute`); `kernel` keeps the
+//! corrected for bursts sharing cores: `timeless_calibrate::compute`; from bursts of 100 µs or
+//! more, and only if these hold half the flops, else the kernel speed); `kernel` keeps the
 //! calibrated reference-kernel speed, which replays each burst in the CPU time it was measured
 //! with. The rate folds in what CPU time does not show: the share of its core a burst really
 //! got (ranks polling in MPI calls while others compute, other processes). With `trace` the
@@ -474,6 +475,13 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
     let n = case.command.len();
     let speed = format!("{:e}", ctx.kernel_speed);
     export(&mut traced, ctx.imp, n, "TIMELESS_REF_SPEED", &speed);
+    export(
+        &mut traced,
+        ctx.imp,
+        n,
+        "TIMELESS_REF_SPEED_SOURCE",
+        "timeless validate: the calibrated platform's host speed",
+    );
     export(&mut traced, ctx.imp, n, "TIMELESS_TIMESTAMPS", "1");
     let traced_wall = timed_run(&traced).map_err(Failure::Other)?.0;
     bar.inc(1);
@@ -495,10 +503,8 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
             None
         }
     };
-    let trace_rate = rate
-        .as_ref()
-        .map(|r| r.flops_per_sec())
-        .filter(|&r| r > 0.0);
+    let trace_rate = rate.as_ref().and_then(|r| r.usable_flops_per_sec());
+    let rate_coverage = rate.as_ref().map(|r| r.coverage());
     let trace_platform = match trace_rate {
         Some(rate) => Some(
             Platform::from_xml(
@@ -514,7 +520,12 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
         (SpeedSource::Trace, Some(p)) => p,
         (SpeedSource::Trace, None) => {
             bar.suspend(|| {
-                eprintln!("timeless: notice: {tag}: no compute burst to take a flop rate from: the kernel speed is used")
+                eprintln!(
+                    "timeless: notice: {tag}: {:.0}% of the flops are in bursts of {} us or more (below {:.0}%: the program mostly communicates): no flop rate, the kernel speed is used",
+                    100.0 * rate_coverage.unwrap_or(0.0),
+                    timeless_calibrate::compute::MIN_RATE_BURST_SECS * 1e6,
+                    100.0 * timeless_calibrate::compute::MIN_RATE_COVERAGE
+                )
             });
             &ctx.platform
         }
@@ -554,6 +565,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
         cpu_share: median(&shares),
         kernel_speed: ctx.kernel_speed,
         trace_rate,
+        rate_coverage,
         trace_wall_rate: rate.map(|r| r.seed_flops_per_sec()).filter(|&r| r > 0.0),
         removed_secs: ctx.compensate.then_some(removed),
         predicted: Predictions {

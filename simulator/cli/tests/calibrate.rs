@@ -302,8 +302,9 @@ fn compute_from_trace_by_hand() {
 }
 
 /// Runs `calibrate network` with a stand-in launcher (a shell script given as `--mpirun`) and
-/// checks it fails with `code`, a message containing `want`, and no output directory.
-fn bad_launch(script: Option<&str>, extra: &[&str], code: i32, want: &[&str]) {
+/// checks it fails with `code`, a message containing `want`, and no output directory. The
+/// temporary directory (`TMPDIR`) is the test's; returns the files the run left there.
+fn bad_launch(script: Option<&str>, extra: &[&str], code: i32, want: &[&str]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let bench = dir.path().join("bench");
     std::fs::write(&bench, "").unwrap();
@@ -317,8 +318,16 @@ fn bad_launch(script: Option<&str>, extra: &[&str], code: i32, want: &[&str]) {
         args.extend(["--bench", bench.to_str().unwrap()]);
     }
     args.extend_from_slice(extra);
-    let (_, err, got) = timeless(dir.path(), &args);
-    assert_eq!(got, code, "{err}");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+        .current_dir(dir.path())
+        .env("TMPDIR", &tmp)
+        .args(&args)
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "{err}");
     for w in want {
         assert!(err.contains(w), "expected '{w}' in: {err}");
     }
@@ -326,29 +335,38 @@ fn bad_launch(script: Option<&str>, extra: &[&str], code: i32, want: &[&str]) {
         !dir.path().join("cal").exists(),
         "no output may be written when the benchmark fails"
     );
+    let mut kept: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    kept.sort();
+    kept
 }
 
 #[test]
 fn a_benchmark_that_cannot_start_writes_nothing() {
-    bad_launch(
+    let kept = bad_launch(
         None,
         &["--bench", "nowhere"],
         2,
         &["--bench nowhere: no such file"],
     );
-    bad_launch(
+    assert!(kept.is_empty(), "nothing measured, nothing kept: {kept:?}");
+    let kept = bad_launch(
         None,
         &["--bench", "/bin/sh", "--mpirun", "/nonexistent/mpirun"],
         1,
         &["cannot run /nonexistent/mpirun"],
     );
+    assert!(kept.is_empty(), "nothing measured, nothing kept: {kept:?}");
     // The launcher starts but the ranks do not: its message is passed on.
-    bad_launch(
+    let kept = bad_launch(
         Some("#!/bin/sh\necho 'fake-mpirun: not enough slots' >&2\nexit 1\n"),
         &[],
         1,
         &["the benchmark failed", "fake-mpirun: not enough slots"],
     );
+    assert!(kept.is_empty(), "nothing measured, nothing kept: {kept:?}");
 }
 
 /// A benchmark run that measured too few sizes, or a time that drops with the size: the fit
@@ -361,7 +379,7 @@ fn a_benchmark_run_with_bad_measurements_writes_nothing() {
             "#!/bin/sh\nfor a in \"$@\"; do out=$a; done\nprintf 'op,size_bytes,time_secs\\n{rows}' > \"$out\"\n"
         )
     };
-    bad_launch(
+    let kept = bad_launch(
         Some(&writes(
             "pingpong,1,1e-6\\npingpong,2,1.1e-6\\npingpong,4,1.2e-6\\n",
         )),
@@ -373,6 +391,17 @@ fn a_benchmark_run_with_bad_measurements_writes_nothing() {
             "(re-fit with --from-csv)",
         ],
     );
+    // The kept file holds the 3 samples the benchmark wrote.
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        kept[0]
+            .lines()
+            .filter(|l| l.starts_with("pingpong,"))
+            .count(),
+        3,
+        "{}",
+        kept[0]
+    );
     let mut rows = String::new();
     for k in 0..10 {
         let t = if k == 6 {
@@ -382,7 +411,7 @@ fn a_benchmark_run_with_bad_measurements_writes_nothing() {
         };
         rows.push_str(&format!("pingpong,{},{t:e}\\n", 1u64 << k));
     }
-    bad_launch(
+    let kept = bad_launch(
         Some(&writes(&rows)),
         &[],
         1,
@@ -391,4 +420,5 @@ fn a_benchmark_run_with_bad_measurements_writes_nothing() {
             "the measurements are kept in",
         ],
     );
+    assert_eq!(kept.len(), 1, "{kept:?}");
 }

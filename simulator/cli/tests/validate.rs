@@ -266,6 +266,13 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
         1e-6,
         "communication only",
     );
+    // The trace's volumes were converted at the calibrated speed, and say so.
+    let meta =
+        std::fs::read_to_string(dir.path().join("val/traces/ring-n2/trace-meta.json")).unwrap();
+    assert!(
+        meta.contains("timeless validate: the calibrated platform's host speed"),
+        "{meta}"
+    );
     // The compensation removed the tracer's cost of the ring's 3 rounds of calls.
     assert!(num("removed_per_rank_secs") > 0.0, "{row}");
 

@@ -73,7 +73,7 @@ fn from_trace(dirs: &[std::path::PathBuf]) -> Result<(), Failure> {
         }
         for r in &run.ranks {
             println!(
-                "  rank {}: {} bursts, {:.4e} flops in {:.6} s wall, {:.6} core-s: {:.4e} flop/s ({:.4e} wall)",
+                "  rank {}: {} bursts counted, {:.4e} flops in {:.6} s wall, {:.6} core-s: {:.4e} flop/s (all bursts: {:.4e} wall)",
                 r.rank,
                 r.bursts,
                 r.flops,
@@ -84,7 +84,18 @@ fn from_trace(dirs: &[std::path::PathBuf]) -> Result<(), Failure> {
             );
         }
         let (p, m) = (run.flops_per_sec(), run.seed_flops_per_sec());
-        println!("  run: {p:.4e} flop/s pooled over ranks in core-seconds; seed's mean of wall rates {m:.4e}");
+        println!(
+            "  run: {p:.4e} flop/s pooled over ranks in core-seconds, from bursts of {:.0} us or more holding {:.1}% of the flops; seed's mean of wall rates {m:.4e}",
+            timeless_calibrate::compute::MIN_RATE_BURST_SECS * 1e6,
+            100.0 * run.coverage()
+        );
+        if run.usable_flops_per_sec().is_none() {
+            eprintln!(
+                "timeless: warning: {}: the counted bursts hold less than {:.0}% of the flops: the program mostly communicates and this rate times the tracer more than the host",
+                dir.display(),
+                100.0 * timeless_calibrate::compute::MIN_RATE_COVERAGE
+            );
+        }
         pooled.push(p);
         seed.push(m);
     }

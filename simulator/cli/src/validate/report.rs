@@ -68,6 +68,8 @@ pub struct Row {
     pub kernel_speed: f64,
     /// The traced bursts' flops per core-second, pooled over ranks, flop/s.
     pub trace_rate: Option<f64>,
+    /// Share of the traced flops in the bursts the rate counts (long enough to time the host).
+    pub rate_coverage: Option<f64>,
     /// The seed's rate: mean over ranks of the bursts' wall-clock rates, flop/s.
     pub trace_wall_rate: Option<f64>,
     /// Mean over ranks of the compute time the compensation removed, seconds.
@@ -263,7 +265,7 @@ pub fn acquisition(rows: &[Row]) -> String {
 /// `validate.csv`.
 pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
     let mut s = String::from(
-        "program,ranks,mode,trace_mode,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,traced_secs,predicted_secs,error_pct,speed_source,compensated,cpu_share,kernel_speed_flops_per_sec,trace_rate_flops_per_sec,trace_wall_rate_flops_per_sec,predicted_kernel_secs,predicted_trace_secs,predicted_other_compensation_secs,compute_only_secs,comm_only_secs,removed_per_rank_secs,measured_secs\n",
+        "program,ranks,mode,trace_mode,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,traced_secs,predicted_secs,error_pct,speed_source,compensated,cpu_share,kernel_speed_flops_per_sec,trace_rate_flops_per_sec,rate_coverage,trace_wall_rate_flops_per_sec,predicted_kernel_secs,predicted_trace_secs,predicted_other_compensation_secs,compute_only_secs,comm_only_secs,removed_per_rank_secs,measured_secs\n",
     );
     let f = |v: Option<f64>, p: usize| v.map_or(String::new(), |v| format!("{v:.p$}"));
     let e = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6e}"));
@@ -272,7 +274,7 @@ pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
         let all: Vec<String> = r.measured.iter().map(|x| format!("{x:.6}")).collect();
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{:.9},{},{},{},{},{:.6e},{},{},{:.9},{},{:.9},{:.9},{:.9},{},{}",
+            "{},{},{},{},{},{},{},{},{},{:.9},{},{},{},{},{:.6e},{},{},{},{:.9},{},{:.9},{:.9},{:.9},{},{}",
             r.label,
             r.np,
             r.mode,
@@ -289,6 +291,7 @@ pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
             f(r.cpu_share, 3),
             r.kernel_speed,
             e(r.trace_rate),
+            f(r.rate_coverage, 3),
             e(r.trace_wall_rate),
             r.predicted.kernel_secs,
             f(r.predicted.trace_secs, 9),
@@ -318,6 +321,7 @@ mod tests {
             cpu_share: Some(0.9),
             kernel_speed: 4e9,
             trace_rate: Some(3e9),
+            rate_coverage: Some(0.95),
             trace_wall_rate: Some(2e9),
             removed_secs: Some(0.001),
             predicted: Predictions {
@@ -379,7 +383,7 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(
             lines[1],
-            "d,8,regular,regular,,,,0.300000,1.500000,9.000000000,,kernel,false,0.900,4.000000e9,3.000000e9,2.000000e9,6.750000000,9.000000000,9.010000000,8.900000000,0.100000000,0.001000,"
+            "d,8,regular,regular,,,,0.300000,1.500000,9.000000000,,kernel,false,0.900,4.000000e9,3.000000e9,0.950,2.000000e9,6.750000000,9.000000000,9.010000000,8.900000000,0.100000000,0.001000,"
         );
         assert_eq!(lines[0].split(',').count(), lines[1].split(',').count());
     }
