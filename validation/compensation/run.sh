@@ -6,8 +6,10 @@
 # usage: validation/compensation/run.sh [--quick]
 # env:   TIMELESS (binary), TIMELESS_PRELOAD (tracer library), NP (ranks, default 2),
 #        LEVELS (injected ns per event, default "0 20000 50000 100000"), REPS (default 5),
-#        OUT (results file, default validation/compensation/RESULTS.md), NICE (niceness of the MPI
-#        runs, default 0; a negative value shields them from other load)
+#        OUT (results file, default validation/compensation/RESULTS.md)
+# Every MPI run goes through validation/calibration/priority.sh's `timed` (a session of its own
+# at autogroup and nice -19, so builds elsewhere on the machine barely disturb the timings); run
+# the whole script under `flock /work/MEASURE.lock` when other agents may take measurements.
 # Needs mpicc and mpirun (Open MPI). Each configuration runs REPS times; the shortest run is kept,
 # as in 004 §5.
 set -euo pipefail
@@ -36,10 +38,10 @@ mpicc -O2 -o "$work/overhead" "$here/overhead.c"
 # program name | arguments
 PROGRAMS=("pi_mc|1000 20000" "ring|400 1000 200000")
 
-NICE="${NICE:-0}"
+. "$root/validation/calibration/priority.sh"
 # Waiting ranks yield the core (Open MPI busy-polls otherwise, which on a loaded machine costs
 # whole scheduler slices per message).
-mpi() { nice -n "$NICE" mpirun -np "$NP" --bind-to none --mca mpi_yield_when_idle 1 "$@"; }
+mpi() { timed mpirun -np "$NP" --bind-to none --mca mpi_yield_when_idle 1 "$@"; }
 
 # A platform of NP hosts at the trace's reference speed, linked as shared memory would be.
 platform() {

@@ -5,37 +5,106 @@
 //!
 //! Input: trace directories written by `timeless trace --timestamps`: per rank, the TI file
 //! `rank-<r>.txt` (the flops of every `compute` burst) and the timed file `rank-<r>.timed.txt`
-//! (`<rank> <enter> <exit> <action ...>` for every MPI call, in the same order, without the
-//! bursts). A burst's wall time is the gap between the exit of the call before it and the
-//! enter of the call after it.
+//! (`<rank> <enter> <exit> <action ...>` for every record of the TI file but the bursts, in
+//! the same order, `comm_def` included; a blocking probe, a comment in the TI file, is a call
+//! there). A burst's wall time is
+//! the sum of the gaps between calls since the previous burst: the gap between the exit of the
+//! call before it and the enter of the call after it, plus the gaps the tracer carried over into
+//! it (bursts shorter than its threshold join the next one) or that a probe split.
 //!
-//! Rate of a rank = Σ flops / Σ wall seconds over its bursts (the flops-weighted mean of the
-//! per-burst rates); rate of a run = mean over its ranks; result = mean over the runs. Because
-//! the tracer converts thread CPU seconds into flops at its reference speed, this wall-clock rate
-//! is the reference speed times the share of the CPU the bursts actually got.
+//! **Ranks sharing cores.** The wall time of a burst only measures the host's speed when the
+//! burst had a core to itself. When more bursts run at once on a host than it has cores (a
+//! folded acquisition, `timeless trace --fold`), SimGrid's CPU model shares the host's cores
+//! between them at replay (`cpu/model:Cas01`: an action gets at most one core, the host's
+//! `core × speed` is shared max-min), so the measured wall time already contains the sharing the
+//! replay adds again. Each burst is therefore timed in *core-seconds*: the integral over the
+//! burst of `min(1, C / k(t))`, where `k(t)` is the number of bursts running on the host at `t`
+//! and `C` the number of cores the traced run could use there (from the acquisition mode of
+//! `trace-meta.json`: a folded run is confined to ⌈ranks/K⌉ cores). On a regular acquisition (`k ≤ C`) this is the wall time. What is left
+//! in the rate is the share of its core a burst really got (ranks polling in MPI calls, other
+//! processes), which the replay does not model otherwise.
+//!
+//! Only bursts of at least [`MIN_RATE_BURST_SECS`] count: a gap also holds the tracer's own
+//! work around its timestamps, which dominates short gaps. Rate of a rank = Σ flops / Σ
+//! core-seconds over its counted bursts (the flops-weighted mean of the per-burst rates). Rate of a run: [`RunRate::flops_per_sec`] pools the ranks (Σ flops / Σ
+//! core-seconds over all bursts, which makes the replayed compute time of the run equal the
+//! measured one; a rank that barely computes, e.g. a master, cannot drag it), while
+//! [`RunRate::seed_flops_per_sec`] is the seed's mean over the ranks of their wall-clock rates.
+//! Because the tracer converts thread CPU seconds into flops at its reference speed, the rate is
+//! the reference speed times the share of the CPU the bursts actually got.
 
 use std::path::{Path, PathBuf};
 
 use crate::CalibrateError;
 
-/// One rank's bursts.
+/// One burst's wall-clock pieces, seconds on the traced run's clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Segment {
+    /// Start (exit of the call before), seconds.
+    pub start_secs: f64,
+    /// End (enter of the call after), seconds.
+    pub end_secs: f64,
+    /// Index of the burst in [`RankBursts::flops`].
+    pub burst: u32,
+}
+
+/// One rank's compute bursts: flops per burst, and the wall-clock segments of all bursts.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RankBursts {
+    /// Flops of each burst (a `compute` record of the TI file, with those it absorbed).
+    pub flops: Vec<f64>,
+    /// Wall-clock segments, in time order; several per burst when a probe or carried-over
+    /// gaps split it.
+    pub segments: Vec<Segment>,
+}
+
+/// Shortest burst (wall seconds, its gaps summed) that counts for the rate. A gap between two
+/// calls also holds the tracer's work after the first call's exit timestamp and before the
+/// second's enter timestamp, which the burst's CPU time leaves out: about 2 µs per call with
+/// timestamps on this project's test machine (persistent: 14 µs of gaps for 3.6 µs of CPU per
+/// iteration of 5 calls). Bursts of at least 100 µs keep that below a few percent of the rate;
+/// shorter ones measure the tracer, not the host.
+pub const MIN_RATE_BURST_SECS: f64 = 100e-6;
+
+/// Smallest share of a run's flops that the bursts counted for the rate must hold for the rate
+/// to stand for the run's computation ([`RunRate::usable_flops_per_sec`]).
+pub const MIN_RATE_COVERAGE: f64 = 0.5;
+
+/// One rank's bursts, summed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankRate {
     /// World rank.
     pub rank: usize,
-    /// Flops of the bursts that have a measurable wall time.
+    /// Flops of the bursts that count for the rate (at least [`MIN_RATE_BURST_SECS`] of wall
+    /// time).
     pub flops: f64,
     /// Their wall time, seconds.
     pub wall_secs: f64,
+    /// Their time in core-seconds (wall time × `min(1, cores / concurrent bursts)`).
+    pub core_secs: f64,
     /// Number of such bursts.
     pub bursts: usize,
+    /// Flops of all the bursts that have a wall time.
+    pub all_flops: f64,
+    /// Wall time of all these bursts, seconds.
+    pub all_wall_secs: f64,
 }
 
 impl RankRate {
-    /// `flops / wall_secs` in flop/s (0 without bursts).
+    /// `flops / core_secs` in flop/s (0 without bursts).
     pub fn flops_per_sec(&self) -> f64 {
-        if self.wall_secs > 0.0 {
-            self.flops / self.wall_secs
+        if self.core_secs > 0.0 {
+            self.flops / self.core_secs
+        } else {
+            0.0
+        }
+    }
+
+    /// `all_flops / all_wall_secs` in flop/s over every burst (0 without bursts): the seed's
+    /// per-process rate.
+    pub fn wall_flops_per_sec(&self) -> f64 {
+        if self.all_wall_secs > 0.0 {
+            self.all_flops / self.all_wall_secs
         } else {
             0.0
         }
@@ -49,16 +118,50 @@ pub struct RunRate {
     pub dir: PathBuf,
     /// Per rank, in rank order (ranks without bursts included, with 0 bursts).
     pub ranks: Vec<RankRate>,
+    /// Per host of the run (in order of first rank): its name and the cores its ranks could
+    /// use (`None`: unknown, no sharing correction).
+    pub hosts: Vec<(String, Option<usize>)>,
 }
 
 impl RunRate {
-    /// Mean rate over the ranks that have bursts, flop/s.
+    /// Pooled rate: Σ flops / Σ core-seconds over the bursts of all ranks, flop/s (0 without
+    /// bursts). The default host speed of `timeless validate`.
     pub fn flops_per_sec(&self) -> f64 {
+        let flops: f64 = self.ranks.iter().map(|r| r.flops).sum();
+        let secs: f64 = self.ranks.iter().map(|r| r.core_secs).sum();
+        if secs > 0.0 {
+            flops / secs
+        } else {
+            0.0
+        }
+    }
+
+    /// Share of the run's flops in the bursts that count for the rate (1 without bursts).
+    pub fn coverage(&self) -> f64 {
+        let all: f64 = self.ranks.iter().map(|r| r.all_flops).sum();
+        if all > 0.0 {
+            self.ranks.iter().map(|r| r.flops).sum::<f64>() / all
+        } else {
+            1.0
+        }
+    }
+
+    /// [`RunRate::flops_per_sec`] when the bursts it counts hold at least
+    /// [`MIN_RATE_COVERAGE`] of the run's flops, else `None` (a run that mostly communicates:
+    /// its short bursts time the tracer, not the host).
+    pub fn usable_flops_per_sec(&self) -> Option<f64> {
+        let r = self.flops_per_sec();
+        (r > 0.0 && self.coverage() >= MIN_RATE_COVERAGE).then_some(r)
+    }
+
+    /// The seed's rate: mean over the ranks that have bursts of their wall-clock rates over all
+    /// their bursts, flop/s (0 without bursts). Only meaningful for a regular acquisition.
+    pub fn seed_flops_per_sec(&self) -> f64 {
         let r: Vec<f64> = self
             .ranks
             .iter()
-            .filter(|r| r.bursts > 0)
-            .map(RankRate::flops_per_sec)
+            .filter(|r| r.all_wall_secs > 0.0)
+            .map(RankRate::wall_flops_per_sec)
             .collect();
         if r.is_empty() {
             0.0
@@ -84,24 +187,31 @@ fn lines(text: &str) -> impl Iterator<Item = (u64, Vec<&str>)> {
     })
 }
 
+/// A call of the timed file.
+struct Call<'a> {
+    line: u64,
+    keyword: &'a str,
+    enter_secs: f64,
+    exit_secs: f64,
+}
+
 /// The bursts of one rank, from its TI text and timed text.
 ///
 /// # Errors
 /// [`CalibrateError::Parse`] naming the file and line where the two files stop matching or a
 /// number does not parse.
-pub fn rank_rate(
-    rank: usize,
+pub fn rank_bursts(
     ti: &str,
     ti_origin: &str,
     timed: &str,
     timed_origin: &str,
-) -> Result<RankRate, CalibrateError> {
+) -> Result<RankBursts, CalibrateError> {
     let perr = |origin: &str, line: u64, what: String| CalibrateError::Parse {
         origin: origin.to_string(),
         line,
         what,
     };
-    let mut calls = Vec::new(); // (line, keyword, enter, exit)
+    let mut calls = Vec::new();
     for (line, f) in lines(timed) {
         if f.len() < 4 {
             return Err(perr(
@@ -112,18 +222,30 @@ pub fn rank_rate(
         }
         let num = |s: &str| {
             s.parse::<f64>()
-                .map_err(|_| perr(timed_origin, line, format!("time '{s}' is not a number")))
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| perr(timed_origin, line, format!("time '{s}' is not a number")))
         };
-        calls.push((line, f[3].to_string(), num(f[1])?, num(f[2])?));
+        calls.push(Call {
+            line,
+            keyword: f[3],
+            enter_secs: num(f[1])?,
+            exit_secs: num(f[2])?,
+        });
     }
-    let mut out = RankRate {
-        rank,
-        flops: 0.0,
-        wall_secs: 0.0,
-        bursts: 0,
-    };
+    let mut out = RankBursts::default();
     let mut next = 0usize; // index of the next timed call
     let mut pending_flops = 0.0;
+    // Gaps since the previous burst: (start, end).
+    let mut gaps: Vec<(f64, f64)> = Vec::new();
+    let gap = |gaps: &mut Vec<(f64, f64)>, next: usize, enter: f64| {
+        if next > 0 {
+            let start = calls[next - 1].exit_secs;
+            if enter > start {
+                gaps.push((start, enter));
+            }
+        }
+    };
     for (line, f) in lines(ti) {
         let Some(&kw) = f.get(1) else {
             return Err(perr(ti_origin, line, "no action after the rank".into()));
@@ -132,49 +254,224 @@ pub fn rank_rate(
             let v = f
                 .get(2)
                 .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v >= 0.0)
                 .ok_or_else(|| perr(ti_origin, line, "compute needs a number of flops".into()))?;
             pending_flops += v;
             continue;
         }
-        if kw == "comm_def" {
-            continue;
+        // Blocking probes are calls of the timed file only (comments in the TI file).
+        while kw != "probe" && calls.get(next).is_some_and(|c| c.keyword == "probe") {
+            gap(&mut gaps, next, calls[next].enter_secs);
+            next += 1;
         }
-        let Some((tline, tkw, enter, exit)) = calls.get(next) else {
+        let Some(call) = calls.get(next) else {
             return Err(perr(
                 ti_origin,
                 line,
                 format!("'{kw}' has no matching call in {timed_origin}"),
             ));
         };
-        if tkw != kw {
+        if call.keyword != kw {
             return Err(perr(
                 timed_origin,
-                *tline,
-                format!("call '{tkw}' does not match '{kw}' at {ti_origin}:{line}"),
+                call.line,
+                format!(
+                    "call '{}' does not match '{kw}' at {ti_origin}:{line}",
+                    call.keyword
+                ),
             ));
         }
-        if pending_flops > 0.0 && next > 0 {
-            let wall = enter - calls[next - 1].3;
-            if wall > 0.0 {
-                out.flops += pending_flops;
-                out.wall_secs += wall;
-                out.bursts += 1;
-            }
+        gap(&mut gaps, next, call.enter_secs);
+        if pending_flops > 0.0 {
+            let burst = out.flops.len() as u32;
+            out.flops.push(pending_flops);
+            out.segments
+                .extend(gaps.drain(..).map(|(start_secs, end_secs)| Segment {
+                    start_secs,
+                    end_secs,
+                    burst,
+                }));
+            pending_flops = 0.0;
         }
-        pending_flops = 0.0;
-        let _ = exit;
         next += 1;
     }
     Ok(out)
 }
 
-/// Rates of one trace directory (`rank-<r>.txt` and `rank-<r>.timed.txt` for r = 0, 1, ...).
+/// Core-seconds of every segment of the ranks of one host with `cores` cores: for segment `s`,
+/// `∫_s min(1, cores / k(t)) dt`, `k(t)` being the number of segments (of any of these ranks)
+/// running at `t`. Returns, per rank, the values in the order of its segments.
+pub fn core_secs(ranks: &[&RankBursts], cores: usize) -> Vec<Vec<f64>> {
+    let cores = cores.max(1) as f64;
+    // Sweep over segment ends: breakpoints and the integral F(t) of min(1, C/k) at each.
+    let mut ends: Vec<(f64, i32)> = ranks
+        .iter()
+        .flat_map(|r| r.segments.iter())
+        .flat_map(|s| [(s.start_secs, 1), (s.end_secs, -1)])
+        .collect();
+    ends.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut times: Vec<f64> = Vec::with_capacity(ends.len());
+    let mut integral: Vec<f64> = Vec::with_capacity(ends.len());
+    let mut share: Vec<f64> = Vec::with_capacity(ends.len()); // on [times[i], times[i+1])
+    let mut k = 0i64;
+    for &(t, d) in &ends {
+        if let Some(&last) = times.last() {
+            if t == last {
+                k += i64::from(d);
+                *share.last_mut().expect("same length") = slope(k, cores);
+                continue;
+            }
+            let i = times.len() - 1;
+            let f = integral[i] + (t - last) * share[i];
+            integral.push(f);
+        } else {
+            integral.push(0.0);
+        }
+        k += i64::from(d);
+        times.push(t);
+        share.push(slope(k, cores));
+    }
+    let at = |t: f64| -> f64 {
+        // Last breakpoint <= t (every segment end is a breakpoint).
+        let i = times.partition_point(|&x| x <= t).saturating_sub(1);
+        integral[i] + (t - times[i]) * share[i]
+    };
+    ranks
+        .iter()
+        .map(|r| {
+            r.segments
+                .iter()
+                .map(|s| (at(s.end_secs) - at(s.start_secs)).max(0.0))
+                .collect()
+        })
+        .collect()
+}
+
+/// Share of a core each of `k` concurrent bursts gets on `cores` cores (1 when none runs).
+fn slope(k: i64, cores: f64) -> f64 {
+    if k <= 0 {
+        1.0
+    } else {
+        (cores / k as f64).min(1.0)
+    }
+}
+
+/// Sums one rank's bursts with the core-seconds of its segments (`core_secs[i]` for
+/// `bursts.segments[i]`); bursts shorter than [`MIN_RATE_BURST_SECS`] go to `all_*` only.
+pub fn rank_rate(rank: usize, bursts: &RankBursts, core_secs: &[f64]) -> RankRate {
+    // Per burst: (wall, core) seconds.
+    let mut per_burst: Vec<(f64, f64)> = vec![(0.0, 0.0); bursts.flops.len()];
+    let mut timed = vec![false; bursts.flops.len()];
+    for (seg, &core) in bursts.segments.iter().zip(core_secs) {
+        let b = seg.burst as usize;
+        per_burst[b].0 += seg.end_secs - seg.start_secs;
+        per_burst[b].1 += core;
+        timed[b] = true;
+    }
+    let mut r = RankRate {
+        rank,
+        flops: 0.0,
+        wall_secs: 0.0,
+        core_secs: 0.0,
+        bursts: 0,
+        all_flops: 0.0,
+        all_wall_secs: 0.0,
+    };
+    for (b, &(wall, core)) in per_burst.iter().enumerate() {
+        if !timed[b] {
+            continue;
+        }
+        r.all_flops += bursts.flops[b];
+        r.all_wall_secs += wall;
+        if wall >= MIN_RATE_BURST_SECS {
+            r.flops += bursts.flops[b];
+            r.wall_secs += wall;
+            r.core_secs += core;
+            r.bursts += 1;
+        }
+    }
+    r
+}
+
+/// Cores of a folded acquisition from its `acquisition_mode` text (`timeless trace`'s
+/// `"folding: 8 ranks on 2 cores (4 ranks per core)"`); `Some(usize::MAX)` for a regular one
+/// (one core per rank: nothing shared); `None` otherwise.
+fn mode_cores(mode: &str) -> Option<usize> {
+    if mode.starts_with("regular") {
+        return Some(usize::MAX);
+    }
+    let rest = mode.strip_prefix("folding:")?;
+    let (_, after) = rest.split_once(" on ")?;
+    after
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+        .filter(|&c| c > 0)
+}
+
+/// Hosts of a traced run from its `trace-meta.json`: per rank the index of its host, and per
+/// host its name and the cores its ranks could use: those of the acquisition mode (a folded
+/// run is confined to ⌈ranks/K⌉ cores), at most the host's `cpus`. The ranks' own CPU counts
+/// (`per_rank_allowed_cpus`) do not tell: ranks bound one per core each see one CPU. `None`
+/// when the file is absent or lacks these fields: all ranks on one host, no sharing correction.
+fn hosts_of(dir: &Path, nranks: usize) -> (Vec<usize>, Vec<(String, Option<usize>)>) {
+    let none = || (vec![0; nranks], vec![("?".to_string(), None)]);
+    let Ok(text) = std::fs::read_to_string(dir.join("trace-meta.json")) else {
+        return none();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return none();
+    };
+    let names: Vec<String> = match v.get("rank_hosts").and_then(|h| h.as_array()) {
+        Some(a) if a.len() == nranks => a
+            .iter()
+            .map(|x| x.as_str().unwrap_or("?").to_string())
+            .collect(),
+        _ => return none(),
+    };
+    let mode = v
+        .get("acquisition_mode")
+        .and_then(|m| m.as_str())
+        .and_then(mode_cores);
+    let host_cpus = |name: &str| -> Option<usize> {
+        v.get("hosts")?
+            .as_array()?
+            .iter()
+            .find(|h| h.get("name").and_then(|n| n.as_str()) == Some(name))?
+            .get("cpus")?
+            .as_u64()
+            .filter(|&c| c > 0)
+            .map(|c| c as usize)
+    };
+    let mut hosts: Vec<(String, Option<usize>)> = Vec::new();
+    let mut of_rank = Vec::with_capacity(nranks);
+    for name in &names {
+        let h = match hosts.iter().position(|(n, _)| n == name) {
+            Some(h) => h,
+            None => {
+                hosts.push((name.clone(), None));
+                hosts.len() - 1
+            }
+        };
+        hosts[h].1 = match (mode, host_cpus(name)) {
+            (Some(m), Some(c)) => Some(m.min(c)),
+            (Some(usize::MAX), None) => None,
+            (m, c) => m.or(c),
+        };
+        of_rank.push(h);
+    }
+    (of_rank, hosts)
+}
+
+/// Rates of one trace directory (`rank-<r>.txt` and `rank-<r>.timed.txt` for r = 0, 1, ...;
+/// hosts and cores from `trace-meta.json` when present).
 ///
 /// # Errors
 /// No rank file, a rank without its timed file (trace taken without `--timestamps`), or the
-/// errors of [`rank_rate`].
+/// errors of [`rank_bursts`].
 pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
-    let mut ranks = Vec::new();
+    let mut all = Vec::new();
     for r in 0.. {
         let ti = dir.join(format!("rank-{r}.txt"));
         if !ti.exists() {
@@ -189,22 +486,39 @@ pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
                 ),
             });
         }
-        ranks.push(rank_rate(
-            r,
+        all.push(rank_bursts(
             &read(&ti)?,
             &ti.display().to_string(),
             &read(&timed)?,
             &timed.display().to_string(),
         )?);
     }
-    if ranks.is_empty() {
+    if all.is_empty() {
         return Err(CalibrateError::Invalid {
             what: format!("{} holds no rank-0.txt", dir.display()),
         });
     }
+    let (host_of_rank, hosts) = hosts_of(dir, all.len());
+    let mut ranks: Vec<Option<RankRate>> = vec![None; all.len()];
+    for (h, (_, cores)) in hosts.iter().enumerate() {
+        let members: Vec<usize> = (0..all.len()).filter(|&r| host_of_rank[r] == h).collect();
+        let bursts: Vec<&RankBursts> = members.iter().map(|&r| &all[r]).collect();
+        let secs = match cores {
+            Some(c) => core_secs(&bursts, *c),
+            // Unknown cores: as many as ranks, i.e. wall time.
+            None => core_secs(&bursts, members.len()),
+        };
+        for (i, &r) in members.iter().enumerate() {
+            ranks[r] = Some(rank_rate(r, &all[r], &secs[i]));
+        }
+    }
     Ok(RunRate {
         dir: dir.to_path_buf(),
-        ranks,
+        ranks: ranks
+            .into_iter()
+            .map(|r| r.expect("every rank has a host"))
+            .collect(),
+        hosts,
     })
 }
 
@@ -212,17 +526,37 @@ pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
 mod tests {
     use super::*;
 
+    fn bursts(segments: &[(f64, f64)], flops: &[f64]) -> RankBursts {
+        RankBursts {
+            flops: flops.to_vec(),
+            segments: segments
+                .iter()
+                .enumerate()
+                .map(|(i, &(start_secs, end_secs))| Segment {
+                    start_secs,
+                    end_secs,
+                    burst: i as u32,
+                })
+                .collect(),
+        }
+    }
+
     /// By hand: bursts of 2e6 flops between init (exit 10.0) and send (enter 10.004): 4 ms;
-    /// 1e6 flops between send (exit 10.005) and recv (enter 10.006): 1 ms; a 0-flop gap after
-    /// the recv is not a burst. Rank rate = 3e6 / 0.005 = 6e8 flop/s.
+    /// 1e6 flops between send (exit 10.005) and recv (enter 10.006): 1 ms; the gap after the
+    /// recv has no compute record and is not a burst. Rank rate = 3e6 / 0.005 = 6e8 flop/s.
     #[test]
     fn bursts_are_timed_between_calls() {
         let ti = "# header\n0 init\n0 compute 2e6\n0 send 1 0 8 6\n0 compute 1e6\n0 recv 1 0 8 6\n0 finalize\n";
         let timed = "0 10.0 10.0 init\n0 10.004 10.005 send 1 0 8 6\n0 10.006 10.010 recv 1 0 8 6\n0 10.011 10.011 finalize\n";
-        let r = rank_rate(0, ti, "rank-0.txt", timed, "rank-0.timed.txt").unwrap();
+        let b = rank_bursts(ti, "rank-0.txt", timed, "rank-0.timed.txt").unwrap();
+        assert_eq!(b.flops, vec![2e6, 1e6]);
+        assert_eq!(b.segments.len(), 2);
+        let secs = core_secs(&[&b], 1);
+        let r = rank_rate(0, &b, &secs[0]);
         assert_eq!(r.bursts, 2);
         assert!((r.flops - 3e6).abs() < 1e-6);
         assert!((r.wall_secs - 0.005).abs() < 1e-12);
+        assert!((r.core_secs - 0.005).abs() < 1e-12);
         assert!((r.flops_per_sec() - 6e8).abs() < 1e-3);
         let run = RunRate {
             dir: PathBuf::new(),
@@ -232,22 +566,197 @@ mod tests {
                     rank: 1,
                     flops: 1e9,
                     wall_secs: 1.0,
+                    core_secs: 1.0,
                     bursts: 3,
+                    all_flops: 1e9,
+                    all_wall_secs: 1.0,
                 },
             ],
+            hosts: vec![],
         };
-        // Mean over the ranks: (6e8 + 1e9) / 2.
-        assert!((run.flops_per_sec() - 8e8).abs() < 1e-3);
+        // The seed: mean over the ranks, (6e8 + 1e9) / 2; pooled: 1.003e9 / 1.005 s.
+        assert!((run.seed_flops_per_sec() - 8e8).abs() < 1e-3);
+        assert!((run.flops_per_sec() - 1.003e9 / 1.005).abs() < 1e-3);
+    }
+
+    /// A 50 µs burst (init exit 0 → send enter 50e-6) times the tracer more than the host: it
+    /// is left out of the rate (but not of the seed's), which the 2 ms burst (send exit 1.0 →
+    /// recv enter 1.002, 4e6 flops: 2e9 flop/s) sets. Covered: 4e6 of 4.5e6 flops.
+    #[test]
+    fn short_bursts_do_not_count_for_the_rate() {
+        let ti = "0 init\n0 compute 5e5\n0 send 1 0 8 6\n0 compute 4e6\n0 recv 1 0 8 6\n";
+        let timed = "0 0 0 init\n0 50e-6 1.0 send 1 0 8 6\n0 1.002 1.003 recv 1 0 8 6\n";
+        let b = rank_bursts(ti, "t", timed, "tt").unwrap();
+        let r = rank_rate(0, &b, &core_secs(&[&b], 1)[0]);
+        assert_eq!(r.bursts, 1);
+        assert!((r.flops_per_sec() - 2e9).abs() < 1e-3 * 2e9);
+        assert!((r.all_flops - 4.5e6).abs() < 1e-6);
+        // The seed's rate over both: 4.5e6 / 2.05e-3 s.
+        assert!((r.wall_flops_per_sec() - 4.5e6 / 2.05e-3).abs() < 1.0);
+        let run = RunRate {
+            dir: PathBuf::new(),
+            ranks: vec![r],
+            hosts: vec![],
+        };
+        assert!((run.coverage() - 4.0 / 4.5).abs() < 1e-12);
+        assert!(run.usable_flops_per_sec().is_some());
+        // Only short bursts: no usable rate.
+        let ti = "0 init\n0 compute 5e5\n0 send 1 0 8 6\n";
+        let b = rank_bursts(ti, "t", "0 0 0 init\n0 50e-6 1.0 send 1 0 8 6\n", "tt").unwrap();
+        let run = RunRate {
+            dir: PathBuf::new(),
+            ranks: vec![rank_rate(0, &b, &core_secs(&[&b], 1)[0])],
+            hosts: vec![],
+        };
+        assert_eq!(run.coverage(), 0.0);
+        assert_eq!(run.usable_flops_per_sec(), None);
+    }
+
+    /// A blocking probe is a call of the timed file only: it splits the burst that the TI file
+    /// records after its comment. Burst 1: bcast exit 1.0 → probe enter 1.5 (0.5 s) and probe
+    /// exit 3.0 → recv enter 3.25 (0.25 s): 0.75 s wall for 3e6 flops. A call with no compute
+    /// record before it (the recv after the send) passes its gap on to the next burst: send
+    /// exit 4.0 → recv enter 4.5 and recv exit 5.0 → finalize enter 5.5: 1 s for 1e6 flops.
+    #[test]
+    fn probes_and_carried_gaps_join_the_next_burst() {
+        let ti = "0 init\n0 bcast 2 0 4\n# probe 0 1\n0 compute 3e6\n0 recv 0 1 1 4\n0 send 0 1 1 4\n0 recv 0 1 1 4\n0 compute 1e6\n0 finalize\n";
+        let timed = "0 0.5 0.5 init\n0 0.75 1.0 bcast 2 0 4\n0 1.5 3.0 probe 0 1\n0 3.25 3.5 recv 0 1 1 4\n0 3.5 4.0 send 0 1 1 4\n0 4.5 5.0 recv 0 1 1 4\n0 5.5 5.5 finalize\n";
+        let b = rank_bursts(ti, "t", timed, "tt").unwrap();
+        assert_eq!(b.flops, vec![3e6, 1e6]);
+        let seg: Vec<(f64, f64, u32)> = b
+            .segments
+            .iter()
+            .map(|s| (s.start_secs, s.end_secs, s.burst))
+            .collect();
+        // The 0.25 s gap init exit → bcast enter holds no compute record: it joins burst 0.
+        assert_eq!(
+            seg,
+            vec![
+                (0.5, 0.75, 0),
+                (1.0, 1.5, 0),
+                (3.0, 3.25, 0),
+                (4.0, 4.5, 1),
+                (5.0, 5.5, 1)
+            ]
+        );
+        let r = rank_rate(0, &b, &core_secs(&[&b], 1)[0]);
+        assert!((r.wall_secs - 2.0).abs() < 1e-12);
+        assert!((r.flops - 4e6).abs() < 1e-6);
+    }
+
+    /// Two ranks on one core: rank 0 computes over [0, 2], rank 1 over [1, 3]. Concurrency k
+    /// is 1, 2, 1 on [0,1), [1,2), [2,3): each burst gets 1 + 0.5 = 1.5 core-seconds, the CPU
+    /// time each really had. With 3e9 flops each the host speed is 2e9 flop/s, while the wall
+    /// rate says 1.5e9. With 2 cores nothing is shared: core-seconds = wall time.
+    #[test]
+    fn overlapping_bursts_share_the_cores() {
+        let a = bursts(&[(0.0, 2.0)], &[3e9]);
+        let b = bursts(&[(1.0, 3.0)], &[3e9]);
+        let one = core_secs(&[&a, &b], 1);
+        assert_eq!(one, vec![vec![1.5], vec![1.5]]);
+        let ra = rank_rate(0, &a, &one[0]);
+        assert!((ra.flops_per_sec() - 2e9).abs() < 1e-3);
+        assert!((ra.wall_flops_per_sec() - 1.5e9).abs() < 1e-3);
+        let two = core_secs(&[&a, &b], 2);
+        assert_eq!(two, vec![vec![2.0], vec![2.0]]);
+    }
+
+    /// Three bursts on 2 cores, by hand: [0,4], [1,3], [2,6]. k = 1,2,3,2,1 on [0,1), [1,2),
+    /// [2,3), [3,4), [4,6): shares 1, 1, 2/3, 1, 1. Core-seconds: 4 - 1/3, 2 - 1/3, 4 - 1/3.
+    #[test]
+    fn three_bursts_on_two_cores() {
+        let a = bursts(&[(0.0, 4.0)], &[1.0]);
+        let b = bursts(&[(1.0, 3.0)], &[1.0]);
+        let c = bursts(&[(2.0, 6.0)], &[1.0]);
+        let s = core_secs(&[&a, &b, &c], 2);
+        let want = [11.0 / 3.0, 5.0 / 3.0, 11.0 / 3.0];
+        for (got, want) in s.iter().zip(want) {
+            assert!((got[0] - want).abs() < 1e-12, "{got:?} vs {want}");
+        }
+    }
+
+    /// `comm_def` records are in both files (stamped at the exit of the call that created the
+    /// communicator): the burst after them spans comm_def exit 2.0 → bcast enter 2.5.
+    #[test]
+    fn comm_defs_are_matched_in_both_files() {
+        let ti = "0 init\n0 comm_split\n0 comm_def 1 2 0 1\n0 compute 1e6\n0 bcast 1 0 4 comm=1\n";
+        let timed =
+            "0 1 1 init\n0 1 2 comm_split\n0 2 2 comm_def 1 2 0 1\n0 2.5 3 bcast 1 0 4 comm=1\n";
+        let b = rank_bursts(ti, "t", timed, "tt").unwrap();
+        assert_eq!(b.flops, vec![1e6]);
+        assert_eq!(
+            b.segments,
+            vec![Segment {
+                start_secs: 2.0,
+                end_secs: 2.5,
+                burst: 0
+            }]
+        );
     }
 
     #[test]
     fn mismatched_files_name_the_line() {
         let ti = "0 init\n0 compute 5\n0 send 1 0 8 6\n";
         let timed = "0 1 1 init\n0 2 3 recv 1 0 8 6\n";
-        let e = rank_rate(0, ti, "a.txt", timed, "a.timed.txt").unwrap_err();
+        let e = rank_bursts(ti, "a.txt", timed, "a.timed.txt").unwrap_err();
         assert_eq!(
             e.to_string(),
             "a.timed.txt:2: call 'recv' does not match 'send' at a.txt:3"
         );
+        let e = rank_bursts("0 init\n0 send 1 0 8 6\n", "a.txt", "0 1 1 init\n", "b").unwrap_err();
+        assert_eq!(e.to_string(), "a.txt:2: 'send' has no matching call in b");
+        let e = rank_bursts("0 init\n", "a.txt", "0 x 1 init\n", "b").unwrap_err();
+        assert_eq!(e.to_string(), "b:1: time 'x' is not a number");
+    }
+
+    #[test]
+    fn cores_of_the_acquisition_mode() {
+        assert_eq!(
+            mode_cores("folding: 8 ranks on 2 cores (4 ranks per core)"),
+            Some(2)
+        );
+        assert_eq!(
+            mode_cores("folding: 2 ranks on 1 core (2 ranks per core)"),
+            Some(1)
+        );
+        assert_eq!(
+            mode_cores("regular: 2 ranks, one per core"),
+            Some(usize::MAX)
+        );
+        assert_eq!(mode_cores("scattered: 4 ranks over the hosts of h"), None);
+    }
+
+    /// Hosts and cores from trace-meta.json: two ranks on host "a" with 1 allowed CPU each.
+    #[test]
+    fn run_rate_reads_the_cores_from_the_metadata() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::write(p.join("rank-0.txt"), "0 init\n0 compute 3e9\n0 finalize\n").unwrap();
+        std::fs::write(p.join("rank-0.timed.txt"), "0 0 0 init\n0 2 2 finalize\n").unwrap();
+        std::fs::write(p.join("rank-1.txt"), "1 init\n1 compute 3e9\n1 finalize\n").unwrap();
+        std::fs::write(p.join("rank-1.timed.txt"), "1 1 1 init\n1 3 3 finalize\n").unwrap();
+        let run = run_rate(p).unwrap();
+        // Without metadata: as many cores as ranks, the wall rate 1.5e9.
+        assert_eq!(run.hosts, vec![("?".to_string(), None)]);
+        assert!((run.flops_per_sec() - 1.5e9).abs() < 1e-3);
+        std::fs::write(
+            p.join("trace-meta.json"),
+            r#"{"rank_hosts": ["a", "a"], "per_rank_allowed_cpus": [1, 1], "hosts": [{"name": "a", "cpus": 2}], "acquisition_mode": "folding: 2 ranks on 1 core (2 ranks per core)"}"#,
+        )
+        .unwrap();
+        let run = run_rate(p).unwrap();
+        assert_eq!(run.hosts, vec![("a".to_string(), Some(1))]);
+        // The overlapping_bursts_share_the_cores case: 2e9.
+        assert!((run.flops_per_sec() - 2e9).abs() < 1e-3);
+        assert!((run.seed_flops_per_sec() - 1.5e9).abs() < 1e-3);
+        // Regular: bound one per core, each rank sees 1 CPU, yet nothing is shared.
+        std::fs::write(
+            p.join("trace-meta.json"),
+            r#"{"rank_hosts": ["a", "a"], "per_rank_allowed_cpus": [1, 1], "hosts": [{"name": "a", "cpus": 2}], "acquisition_mode": "regular: 2 ranks, one per core"}"#,
+        )
+        .unwrap();
+        let run = run_rate(p).unwrap();
+        assert_eq!(run.hosts, vec![("a".to_string(), Some(2))]);
+        assert!((run.flops_per_sec() - 1.5e9).abs() < 1e-3);
     }
 }

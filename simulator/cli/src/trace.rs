@@ -59,6 +59,16 @@ pub struct TraceArgs {
     /// the same implementation (`TIMELESS_PRELOAD`).
     #[arg(long, value_name = "PROGRAM")]
     pub launcher: Option<String>,
+    /// Online compression: the ranks compress their records as they run and merge them at
+    /// MPI_Finalize; rank 0 writes `trace.tlg` (the format of `timeless compress`).
+    #[arg(long)]
+    pub compress: bool,
+    /// With --compress: maximum relative error of each compute volume (0 = lossless).
+    #[arg(long, requires = "compress", default_value_t = timeless_grammar::DEFAULT_PRECISION.as_f64())]
+    pub precision: f64,
+    /// With --compress: write only `trace.tlg`, no per-rank text files.
+    #[arg(long, requires = "compress")]
+    pub no_text: bool,
     /// Reference speed in flop/s that converts every rank's compute bursts (CPU seconds) into
     /// flops. Default: `TIMELESS_REF_SPEED` if set, else measured once here with the reference
     /// kernel (`timeless calibrate compute`'s) before the run; in scattered mode each host's
@@ -240,8 +250,10 @@ pub fn launch_line(plan: &Plan, command: &[OsString]) -> Launch {
     Launch { program, args, env }
 }
 
-/// The tracer library: `$TIMELESS_PRELOAD`, else next to this executable, else in the target
-/// directory this executable was built in (release first).
+/// The tracer library: `$TIMELESS_PRELOAD`, else next to this executable (the newer of
+/// `<dir>/libtimeless_preload.so` and `<dir>/deps/libtimeless_preload.so`: `cargo build` puts
+/// the library in the first, `cargo test` refreshes only the second, so a stale copy can sit
+/// in the first), else in the target directory this executable was built in (release first).
 pub fn find_preload(exe: &Path) -> anyhow::Result<PathBuf> {
     const LIB: &str = "libtimeless_preload.so";
     if let Some(p) = std::env::var_os("TIMELESS_PRELOAD") {
@@ -255,7 +267,15 @@ pub fn find_preload(exe: &Path) -> anyhow::Result<PathBuf> {
         );
     }
     let dir = exe.parent().unwrap_or(Path::new("."));
-    let mut candidates = vec![dir.join(LIB), dir.join("deps").join(LIB)];
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let beside = [dir.join(LIB), dir.join("deps").join(LIB)]
+        .into_iter()
+        .filter(|p| p.is_file())
+        .max_by_key(|p| modified(p));
+    if let Some(p) = beside {
+        return Ok(p);
+    }
+    let mut candidates = Vec::new();
     // target/<profile>/timeless, or target/<profile>/deps/<test> for tests.
     for base in [dir.parent(), dir.parent().and_then(Path::parent)]
         .into_iter()
@@ -516,7 +536,7 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
     } else {
         out.clone()
     };
-    let plan = Plan {
+    let mut plan = Plan {
         implementation: imp,
         launcher,
         np: args.np,
@@ -526,6 +546,9 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
         as_root: running_as_root(),
         extra_env,
     };
+    plan.extra_env.extend(
+        crate::compress::online_env(args.compress, args.precision, args.no_text).map_err(input)?,
+    );
     let launch = launch_line(&plan, &args.command);
     let mut cmd = Command::new(&launch.program);
     cmd.args(&launch.args);
@@ -559,10 +582,20 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
             out.display()
         )));
     }
-    report(&out, args.np).map_err(Failure::Other)
+    if args.no_text {
+        return crate::compress::report_online(&out, args.np, None).map_err(Failure::Other);
+    }
+    report(&out, args.np).map_err(Failure::Other)?;
+    if args.compress {
+        crate::compress::report_online(&out, args.np, Some(&out.join("trace-list.txt")))
+            .map_err(Failure::Other)?;
+    }
+    Ok(())
 }
 
-/// Creates the trace directory and removes the files a previous trace left there.
+/// Creates the trace directory and removes the files a previous trace left there, including a
+/// `trace.tlg.part` that a run killed while rank 0 wrote its compressed trace left behind (the
+/// tracer writes `trace.tlg` under that name and renames it when complete).
 fn prepare_out(out: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("cannot create the trace directory {}", out.display()))?;
@@ -572,7 +605,9 @@ fn prepare_out(out: &Path) -> anyhow::Result<PathBuf> {
         let name = name.to_string_lossy();
         let stale = (name.starts_with("rank-") && name.ends_with(".txt"))
             || name == "trace-list.txt"
-            || name == "trace-meta.json";
+            || name == "trace-meta.json"
+            || name == "trace.tlg"
+            || name == "trace.tlg.part";
         if stale {
             std::fs::remove_file(out.join(&*name))
                 .with_context(|| format!("cannot remove the old {name} in {}", out.display()))?;
@@ -665,11 +700,72 @@ fn gathered(out: &Path) -> Option<String> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_newer_library_beside_the_executable_wins() {
+        if std::env::var_os("TIMELESS_PRELOAD").is_some() {
+            return; // the environment overrides the search
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let profile = dir.path().join("debug");
+        std::fs::create_dir_all(profile.join("deps")).unwrap();
+        let exe = profile.join("timeless");
+        let stale = profile.join("libtimeless_preload.so");
+        let fresh = profile.join("deps").join("libtimeless_preload.so");
+        let t0 = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        for (p, secs) in [(&stale, 0), (&fresh, 60)] {
+            let f = std::fs::File::create(p).unwrap();
+            f.set_modified(t0 + std::time::Duration::from_secs(secs))
+                .unwrap();
+        }
+        assert_eq!(find_preload(&exe).unwrap(), fresh);
+        let f = std::fs::File::options().write(true).open(&stale).unwrap();
+        f.set_modified(t0 + std::time::Duration::from_secs(120))
+            .unwrap();
+        assert_eq!(find_preload(&exe).unwrap(), stale);
+    }
+
     fn strings(l: &Launch) -> Vec<String> {
         std::iter::once(&l.program)
             .chain(&l.args)
             .map(|a| a.to_string_lossy().into_owned())
             .collect()
+    }
+
+    #[test]
+    fn a_new_trace_removes_the_files_of_the_last_one_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let stale = [
+            "rank-0.txt",
+            "rank-12.timed.txt",
+            "trace-list.txt",
+            "trace-meta.json",
+            "trace.tlg",
+            "trace.tlg.part",
+        ];
+        let kept = [
+            "platform.xml",
+            "notes.txt",
+            "rank-0.txt.bak",
+            "trace.tlg.old",
+        ];
+        for f in stale.iter().chain(&kept) {
+            std::fs::write(dir.path().join(f), "x").unwrap();
+        }
+        prepare_out(dir.path()).unwrap();
+        let mut left: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "notes.txt",
+                "platform.xml",
+                "rank-0.txt.bak",
+                "trace.tlg.old"
+            ]
+        );
     }
 
     #[test]

@@ -1,27 +1,49 @@
-//! `timeless validate`: predicted vs measured run time of an MPI program on this machine.
+//! `timeless validate`: predicted vs measured run time of MPI programs on this machine.
 //!
-//! For each rank count N:
-//! 1. **measured**: the program runs `--reps` times untraced under the launcher; each run's wall
+//! For each case (a program with its arguments at a rank count N; `-- PROGRAM ARGS` on every
+//! `-n` count, or a `--cases` file, see [`cases`]):
+//! 1. **measured**: the program runs `reps` times untraced under the launcher; each run's wall
 //!    time minus the median launch baseline (the same launcher line running
-//!    `timeless-pingpong --empty`, i.e. `MPI_Init` + `MPI_Finalize`; `true` if that binary is
-//!    missing, which leaves MPI start-up in the measurement) estimates the time from
-//!    `MPI_Init` to `MPI_Finalize`, the span SimGrid's "Simulation time" covers;
-//! 2. **traced** once with the tracer (as `timeless trace` does), with `TIMELESS_REF_SPEED` set
-//!    to the calibrated host speed, so that a burst of t CPU seconds replays in t seconds;
+//!    `timeless-pingpong --empty`, i.e. `MPI_Init` + `MPI_Finalize`, one baseline run before
+//!    each program run; `true` if that binary is missing, which leaves MPI start-up in the
+//!    measurement) estimates the time from `MPI_Init` to `MPI_Finalize`, the span SimGrid's
+//!    "Simulation time" covers;
+//! 2. **traced** once with the tracer (as `timeless trace` does), with timestamps and with
+//!    `TIMELESS_REF_SPEED` set to the calibrated host speed, so that a burst of t CPU seconds
+//!    is `t × speed` flops whichever acquisition mode and whatever the machine's load;
 //! 3. **predicted**: the trace replayed on the calibrated platform (`platform.xml`, `smpi.cfg`
-//!    and `hostfile` of `timeless calibrate network`), ranks placed round-robin on its hosts;
-//!    and **predicted@rate**: the same with the hosts' speed set to the wall-clock flop rate of
-//!    the traced run's compute bursts (seed 003 §5's flop-rate calibration; the trace is taken
-//!    with timestamps for this), which folds the CPU share the ranks really got into the speed.
+//!    and `hostfile` of `timeless calibrate network`), ranks placed round-robin on its hosts,
+//!    so that ranks folded on a host's cores share them in the replay as they did in the run.
 //!
-//! The table also gives the ranks' CPU share in the untraced runs (CPU time / (ranks × wall
-//! time), read from `/proc/self/stat`): the tracer records compute as thread CPU time, so on a
+//! **Host speed** (`--compute-speed`): `trace` (default) sets the hosts to the flop rate of the
+//! traced run's own compute bursts, in flops per core-second (seed 003 §5's calibration,
+//! corrected for bursts sharing cores: `timeless_calibrate::compute`; from bursts of 100 µs or
+//! more, and only if these hold half the flops, else the kernel speed); `kernel` keeps the
+//! calibrated reference-kernel speed, which replays each burst in the CPU time it was measured
+//! with. The rate folds in what CPU time does not show: the share of its core a burst really
+//! got (ranks polling in MPI calls while others compute, other processes). With `trace` the
+//! prediction does not depend on the reference speed at all (volumes and speed scale together).
+//!
+//! **Tracer overhead**: as `timeless simulate`, the replay removes the tracer's per-event cost
+//! from the compute bursts (`trace-meta.json`, `timeless_compensate::CompensatedTrace`) unless
+//! `--no-compensation`; the table shows the error the other way too.
+//!
+//! Diagnostics per case: the ranks' CPU share in the untraced runs (CPU time / (ranks × wall
+//! time), from `/proc/self/stat`; the tracer records compute as thread CPU time, so on a
 //! machine shared with other work the measured wall time exceeds the prediction by about the
-//! inverse of the share that was lost.
+//! inverse of the share that was lost), and the replay on a free network (the compute part)
+//! and without computation (the communication part), to tell which action class an error
+//! comes from.
 //!
 //! The acquisition mode follows `timeless trace`: with more ranks than cores the ranks are
-//! folded (oversubscribed), for the untraced runs too. Output: a table on stdout,
-//! `validate.csv` and `validate.png`/`.svg` in `--out`.
+//! folded (oversubscribed), for the untraced runs too; `--trace-fold K` (or `trace-fold=K` in a
+//! cases file) folds the traced run only, to check that the acquisition mode does not change
+//! the prediction (seed 003 §6.2). Output: a table on stdout and in `validate.txt`,
+//! `validate.csv` and `validate.png`/`.svg` in `--out`, the traces in `--out`/`traces`.
+
+mod cases;
+mod plot;
+mod report;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -31,20 +53,21 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
-use plotters::style::RGBColor;
 use timeless_calibrate::measurement::median;
+use timeless_compensate::{CompensatedTrace, TraceMeta};
 use timeless_platform::{deployment, Platform, PlatformOptions};
 use timeless_replay::{NoObserver, ReplayConfig, Simulation};
-use timeless_trace::TraceSource;
+use timeless_trace::{TraceSet, TraceSource};
 
-use crate::calibrate::plot::{self, Chart, Series};
 use crate::trace::{self, Implementation, Launch, Mode, Plan};
 use crate::Failure;
+use cases::Case;
+use report::{Predictions, Row, SpeedSource};
 
 /// Arguments of `timeless validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Rank counts, comma-separated.
+    /// Rank counts, comma-separated (with `-- PROGRAM`).
     #[arg(
         short = 'n',
         long = "np",
@@ -52,20 +75,40 @@ pub struct ValidateArgs {
         default_value = "2,4,8"
     )]
     pub np: Vec<usize>,
-    /// Untraced runs per rank count (median, min and max are reported).
+    /// Untraced runs per case (median, min and max are reported).
     #[arg(long, default_value_t = 5)]
     pub reps: usize,
     /// Ranks per core when folding: `auto` (fold only with more ranks than cores) or K.
     #[arg(long, default_value = "auto")]
     pub fold: String,
+    /// Fold the traced run only, K ranks per core on ⌈N/K⌉ cores (another acquisition mode).
+    #[arg(long, value_name = "K")]
+    pub trace_fold: Option<usize>,
+    /// Host speed of the replay: the traced bursts' flop rate, or the calibrated kernel speed.
+    #[arg(long, value_enum, default_value_t = SpeedSource::Trace)]
+    pub compute_speed: SpeedSource,
+    /// Replay the traces as recorded: do not remove the tracer's per-event overhead.
+    #[arg(long)]
+    pub no_compensation: bool,
     /// Directory written by `timeless calibrate network` (platform.xml, smpi.cfg, hostfile).
     #[arg(long, default_value = "calibration")]
     pub calibration: PathBuf,
-    /// Output directory (traces, validate.csv, plots).
+    /// Output directory (traces, validate.csv, validate.txt, plots).
     #[arg(long, default_value = "validation-out")]
     pub out: PathBuf,
+    /// Cases file: one `<label> <ranks> [fold=K] [trace-fold=K] [reps=R] <program> [args...]`
+    /// per line, instead of `-- PROGRAM`.
+    #[arg(long, value_name = "FILE", conflicts_with = "command")]
+    pub cases: Option<PathBuf>,
+    /// Directory of the programs named without a `/` in the cases file.
+    #[arg(long, value_name = "DIR", requires = "cases")]
+    pub bin_dir: Option<PathBuf>,
     /// The MPI program and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]")]
+    #[arg(
+        last = true,
+        required_unless_present = "cases",
+        value_name = "PROGRAM [ARGS]"
+    )]
     pub command: Vec<OsString>,
 }
 
@@ -173,6 +216,19 @@ fn timed_run(launch: &Launch) -> anyhow::Result<(f64, f64)> {
     Ok((secs, cpu))
 }
 
+/// `program` if it names a file (a path with a directory part), else the first `PATH` entry
+/// holding it.
+fn find_program(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return program.is_file().then(|| program.to_path_buf());
+    }
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
 fn find_empty_program() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let here = exe.parent()?.join("timeless-pingpong");
@@ -184,23 +240,6 @@ fn find_empty_program() -> Option<PathBuf> {
             .map(|d| d.join("timeless-pingpong"))
             .find(|p| p.exists())
     })
-}
-
-/// One rank count's results.
-struct Row {
-    np: usize,
-    measured: Vec<f64>,
-    /// CPU share of the ranks in the untraced runs: CPU seconds / (ranks × wall seconds),
-    /// median over the runs. Open MPI ranks poll while they wait, so a share well below
-    /// min(1, cores/ranks) means other processes took the cores.
-    cpu_share: f64,
-    baseline_secs: f64,
-    predicted_secs: f64,
-    /// Wall-clock flop rate of the traced run's compute bursts (seed 003 §5), flop/s.
-    trace_rate: Option<f64>,
-    /// The replay with every host at `trace_rate`.
-    trace_rate_predicted_secs: Option<f64>,
-    mode: String,
 }
 
 fn replay_config(path: &Path) -> anyhow::Result<ReplayConfig> {
@@ -228,21 +267,71 @@ fn platform_speed(platform: &Platform) -> anyhow::Result<f64> {
         .ok_or_else(|| anyhow!("the calibrated platform has no host"))
 }
 
+/// Everything the cases share.
+struct Shared {
+    launcher: String,
+    imp: Implementation,
+    preload: PathBuf,
+    empty: Option<PathBuf>,
+    cores: usize,
+    platform: Platform,
+    platform_xml: String,
+    platform_path: PathBuf,
+    hostfile: PathBuf,
+    cfg: ReplayConfig,
+    kernel_speed: f64,
+    source: SpeedSource,
+    compensate: bool,
+    reps: usize,
+    fold: Option<usize>,
+    trace_fold: Option<usize>,
+    out: PathBuf,
+}
+
+fn parse_fold(v: &str) -> Result<Option<usize>, Failure> {
+    match v {
+        "auto" => Ok(None),
+        k => k
+            .parse::<usize>()
+            .ok()
+            .filter(|&k| k >= 1)
+            .map(Some)
+            .ok_or_else(|| Failure::Input(anyhow!("--fold: '{k}' is not 'auto' or a number >= 1"))),
+    }
+}
+
 /// Runs `timeless validate`.
 pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     let input = Failure::Input;
-    if args.np.is_empty() || args.np.contains(&0) || args.reps == 0 {
-        return Err(input(anyhow!("-n needs rank counts >= 1 and --reps >= 1")));
+    let fold = parse_fold(&args.fold)?;
+    if args.trace_fold == Some(0) {
+        return Err(input(anyhow!("--trace-fold needs a number >= 1")));
     }
-    let fold = match args.fold.as_str() {
-        "auto" => None,
-        k => Some(
-            k.parse::<usize>()
-                .ok()
-                .filter(|&k| k >= 1)
-                .ok_or_else(|| input(anyhow!("--fold: '{k}' is not 'auto' or a number >= 1")))?,
-        ),
+    let cases = match &args.cases {
+        Some(f) => cases::read(f, args.bin_dir.as_ref()).map_err(|e| input(anyhow!(e)))?,
+        None => {
+            if args.np.is_empty() || args.np.contains(&0) || args.reps == 0 {
+                return Err(input(anyhow!("-n needs rank counts >= 1 and --reps >= 1")));
+            }
+            cases::from_command(&args.np, fold, &args.command)
+        }
     };
+    for case in &cases {
+        let program = Path::new(&case.command[0]);
+        if find_program(program).is_none() {
+            return Err(input(anyhow!(
+                "{} on {} ranks: program {} not found{}",
+                case.label,
+                case.np,
+                program.display(),
+                if program.components().count() > 1 {
+                    ""
+                } else {
+                    " on PATH"
+                }
+            )));
+        }
+    }
     let cal = &args.calibration;
     let platform_path = cal.join("platform.xml");
     let platform =
@@ -252,9 +341,11 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
                 cal.display()
             ))
         })?;
+    let platform_xml = std::fs::read_to_string(&platform_path)
+        .with_context(|| format!("cannot read {}", platform_path.display()))
+        .map_err(input)?;
     let cfg = replay_config(&cal.join("smpi.cfg")).map_err(input)?;
-    let hostfile = cal.join("hostfile");
-    let speed = platform_speed(&platform).map_err(input)?;
+    let kernel_speed = platform_speed(&platform).map_err(input)?;
     let (launcher, imp) = find_launcher().map_err(input)?;
     let exe = std::env::current_exe().map_err(|e| Failure::Other(e.into()))?;
     let preload = trace::find_preload(&exe).map_err(input)?;
@@ -263,13 +354,34 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     if empty.is_none() {
         eprintln!("timeless: notice: timeless-pingpong not found; the launch baseline is `true`, so MPI start-up stays in the measured times");
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))
         .map_err(Failure::Other)?;
     let out = std::fs::canonicalize(&args.out).map_err(|e| Failure::Other(e.into()))?;
+    let ctx = Shared {
+        launcher,
+        imp,
+        preload,
+        empty,
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        platform,
+        platform_xml,
+        hostfile: cal.join("hostfile"),
+        platform_path,
+        cfg,
+        kernel_speed,
+        source: args.compute_speed,
+        compensate: !args.no_compensation,
+        reps: args.reps,
+        fold,
+        trace_fold: args.trace_fold,
+        out: out.clone(),
+    };
 
-    let total = args.np.len() as u64 * (2 * args.reps as u64 + 2);
+    let total: u64 = cases
+        .iter()
+        .map(|c| 2 * c.reps.unwrap_or(args.reps) as u64 + 2)
+        .sum();
     let bar = ProgressBar::new(total);
     bar.set_style(
         ProgressStyle::with_template(
@@ -278,177 +390,30 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         .expect("valid template"),
     );
     let mut rows = Vec::new();
-    for &np in &args.np {
-        let mode = trace::mode_for(np, fold, None, cores);
-        let trace_dir = out.join(format!("trace-n{np}"));
-        std::fs::create_dir_all(&trace_dir).map_err(|e| Failure::Other(e.into()))?;
-        for entry in std::fs::read_dir(&trace_dir).map_err(|e| Failure::Other(e.into()))? {
-            let p = entry.map_err(|e| Failure::Other(e.into()))?.path();
-            if p.is_file() {
-                let _ = std::fs::remove_file(p);
-            }
-        }
-        let plan = Plan {
-            implementation: imp,
-            launcher: launcher.clone(),
-            np,
-            mode: mode.clone(),
-            preload: preload.clone(),
-            out: trace_dir.clone(),
-            as_root: running_as_root(),
-            extra_env: Vec::new(),
-        };
-        let program = untraced(&trace::launch_line(&plan, &args.command));
-        let empty_cmd: Vec<OsString> = match &empty {
-            Some(p) => vec![p.clone().into_os_string(), "--empty".into()],
-            None => vec!["true".into()],
-        };
-        let baseline_launch = untraced(&trace::launch_line(&plan, &empty_cmd));
-        let mut baseline = Vec::new();
-        let mut measured = Vec::new();
-        let mut shares = Vec::new();
-        for _ in 0..args.reps {
-            bar.set_message(format!("N={np}: launch baseline"));
-            baseline.push(timed_run(&baseline_launch).map_err(Failure::Other)?.0);
-            bar.inc(1);
-            bar.set_message(format!("N={np}: untraced run"));
-            let (wall, cpu) = timed_run(&program).map_err(Failure::Other)?;
-            measured.push(wall);
-            shares.push(cpu / (np as f64 * wall));
-            bar.inc(1);
-        }
-        let baseline_secs = median(&baseline).expect("reps >= 1");
-        bar.set_message(format!("N={np}: traced run"));
-        let mut traced = trace::launch_line(&plan, &args.command);
-        export(
-            &mut traced,
-            imp,
-            args.command.len(),
-            "TIMELESS_REF_SPEED",
-            &format!("{speed:e}"),
-        );
-        export(
-            &mut traced,
-            imp,
-            args.command.len(),
-            "TIMELESS_TIMESTAMPS",
-            "1",
-        );
-        timed_run(&traced).map_err(Failure::Other)?;
-        bar.inc(1);
-        bar.set_message(format!("N={np}: simulating"));
-        let traces = TraceSource::open(&trace_dir.join("trace-list.txt"))
-            .map_err(|e| Failure::Other(anyhow!("the traced run left no usable trace: {e}")))?;
-        let predicted_secs = replay(&platform, &hostfile, np, &traces, &cfg)?;
-        // The seed's flop rate: the wall-clock rate of this run's compute bursts.
-        let trace_rate = timeless_calibrate::compute::run_rate(&trace_dir)
-            .ok()
-            .map(|r| r.flops_per_sec())
-            .filter(|&r| r > 0.0);
-        let trace_rate_predicted_secs = match trace_rate {
-            Some(rate) => {
-                let xml = std::fs::read_to_string(&platform_path)
-                    .map_err(|e| Failure::Other(e.into()))?;
-                let p = Platform::from_xml(
-                    &with_host_speed(&xml, rate),
-                    &platform_path.display().to_string(),
-                    &PlatformOptions::default(),
-                )
-                .map_err(|e| Failure::Other(e.into()))?;
-                Some(replay(&p, &hostfile, np, &traces, &cfg)?)
-            }
-            None => None,
-        };
-        bar.inc(1);
-        rows.push(Row {
-            np,
-            measured: measured
-                .iter()
-                .map(|m| (m - baseline_secs).max(0.0))
-                .collect(),
-            cpu_share: median(&shares).expect("reps >= 1"),
-            baseline_secs,
-            predicted_secs,
-            trace_rate,
-            trace_rate_predicted_secs,
-            mode: mode_name(&mode),
-        });
+    for case in &cases {
+        rows.push(run_case(case, &ctx, &bar)?);
     }
     bar.finish_and_clear();
-    let table = table(&rows);
+    let table = report::table(&rows, ctx.source, ctx.compensate);
     print!("{table}");
-    let csv = csv(&rows);
-    std::fs::write(out.join("validate.csv"), csv).map_err(|e| Failure::Other(e.into()))?;
-    std::fs::write(out.join("validate.txt"), &table).map_err(|e| Failure::Other(e.into()))?;
-    let pts = |f: &dyn Fn(&Row) -> f64| -> Vec<(f64, f64)> {
-        rows.iter().map(|r| (r.np as f64, f(r))).collect()
+    let write = |name: &str, text: &str| {
+        std::fs::write(out.join(name), text)
+            .with_context(|| format!("cannot write {}", out.join(name).display()))
+            .map_err(Failure::Other)
     };
-    let (med, lo, hi, pred) = (
-        pts(&|r| median(&r.measured).expect("reps")),
-        pts(&|r| r.measured.iter().copied().fold(f64::INFINITY, f64::min)),
-        pts(&|r| r.measured.iter().copied().fold(0.0, f64::max)),
-        pts(&|r| r.predicted_secs),
-    );
-    let pred_rate: Vec<(f64, f64)> = rows
-        .iter()
-        .filter_map(|r| r.trace_rate_predicted_secs.map(|v| (r.np as f64, v)))
-        .collect();
-    let title = format!(
-        "{}: measured vs predicted",
-        Path::new(&args.command[0])
-            .file_name()
-            .map_or_else(|| "program".into(), |n| n.to_string_lossy().to_string())
-    );
-    let chart = Chart {
-        title: &title,
-        x_label: "ranks",
-        y_label: "time from MPI_Init to MPI_Finalize (s)",
-        series: vec![
-            Series {
-                label: "measured median",
-                points: &med,
-                markers: false,
-                color: RGBColor(0, 0, 0),
-                filled: true,
-                size: 0,
-            },
-            Series {
-                label: "measured min",
-                points: &lo,
-                markers: true,
-                color: RGBColor(120, 120, 120),
-                filled: true,
-                size: 3,
-            },
-            Series {
-                label: "measured max",
-                points: &hi,
-                markers: true,
-                color: RGBColor(120, 120, 120),
-                filled: false,
-                size: 3,
-            },
-            Series {
-                label: "predicted at the traced bursts' flop rate (seed 003 §5)",
-                points: &pred_rate,
-                markers: false,
-                color: RGBColor(31, 119, 180),
-                filled: false,
-                size: 0,
-            },
-            Series {
-                label: "predicted (timeless on the calibrated platform)",
-                points: &pred,
-                markers: false,
-                color: RGBColor(214, 39, 40),
-                filled: false,
-                size: 0,
-            },
-        ],
-    };
-    match plot::write(&chart, &out.join("validate.png"), &out.join("validate.svg")) {
+    write(
+        "validate.csv",
+        &report::csv(&rows, ctx.source, ctx.compensate),
+    )?;
+    write("validate.txt", &table)?;
+    match plot::write(
+        &rows,
+        ctx.source,
+        &out.join("validate.png"),
+        &out.join("validate.svg"),
+    ) {
         Ok(()) => println!(
-            "written: {0}/validate.csv, {0}/validate.png, {0}/validate.svg",
+            "written: {0}/validate.csv, {0}/validate.txt, {0}/validate.png, {0}/validate.svg",
             out.display()
         ),
         Err(e) => eprintln!("timeless: notice: no plot: {e}"),
@@ -456,24 +421,226 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Replays `traces` on `platform` with ranks placed round-robin on the hosts of `hostfile`.
+/// Measures, traces and replays one case.
+fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure> {
+    let np = case.np;
+    let tag = format!("{} N={np}", case.label);
+    let mode = trace::mode_for(np, case.fold.or(ctx.fold), None, ctx.cores);
+    let trace_mode = match case.trace_fold.or(ctx.trace_fold) {
+        Some(k) => trace::mode_for(np, Some(k), None, ctx.cores),
+        None => mode.clone(),
+    };
+    let trace_dir = ctx.out.join("traces").join(case.dir_name());
+    std::fs::create_dir_all(&trace_dir)
+        .with_context(|| format!("cannot create {}", trace_dir.display()))
+        .map_err(Failure::Other)?;
+    for entry in std::fs::read_dir(&trace_dir).map_err(|e| Failure::Other(e.into()))? {
+        let p = entry.map_err(|e| Failure::Other(e.into()))?.path();
+        if p.is_file() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    let plan = |mode: &Mode| Plan {
+        implementation: ctx.imp,
+        launcher: ctx.launcher.clone(),
+        np,
+        mode: mode.clone(),
+        preload: ctx.preload.clone(),
+        out: trace_dir.clone(),
+        as_root: running_as_root(),
+        extra_env: Vec::new(),
+    };
+    let program = untraced(&trace::launch_line(&plan(&mode), &case.command));
+    let empty_cmd: Vec<OsString> = match &ctx.empty {
+        Some(p) => vec![p.clone().into_os_string(), "--empty".into()],
+        None => vec!["true".into()],
+    };
+    let baseline_launch = untraced(&trace::launch_line(&plan(&mode), &empty_cmd));
+    let mut baseline = Vec::new();
+    let mut walls = Vec::new();
+    let mut shares = Vec::new();
+    for _ in 0..case.reps.unwrap_or(ctx.reps) {
+        bar.set_message(format!("{tag}: launch baseline"));
+        baseline.push(timed_run(&baseline_launch).map_err(Failure::Other)?.0);
+        bar.inc(1);
+        bar.set_message(format!("{tag}: untraced run"));
+        let (wall, cpu) = timed_run(&program).map_err(Failure::Other)?;
+        walls.push(wall);
+        shares.push(cpu / (np as f64 * wall));
+        bar.inc(1);
+    }
+    let baseline_secs = median(&baseline);
+    bar.set_message(format!("{tag}: traced run"));
+    let mut traced = trace::launch_line(&plan(&trace_mode), &case.command);
+    let n = case.command.len();
+    let speed = format!("{:e}", ctx.kernel_speed);
+    export(&mut traced, ctx.imp, n, "TIMELESS_REF_SPEED", &speed);
+    export(
+        &mut traced,
+        ctx.imp,
+        n,
+        "TIMELESS_REF_SPEED_SOURCE",
+        "timeless validate: the calibrated platform's host speed",
+    );
+    export(&mut traced, ctx.imp, n, "TIMELESS_TIMESTAMPS", "1");
+    let traced_wall = timed_run(&traced).map_err(Failure::Other)?.0;
+    bar.inc(1);
+    bar.set_message(format!("{tag}: simulating"));
+    let traces = TraceSource::open(&trace_dir.join("trace-list.txt"))
+        .map_err(|e| Failure::Other(anyhow!("the traced run left no usable trace: {e}")))?;
+    let meta = TraceMeta::find(&trace_dir)
+        .map_err(|e| Failure::Other(anyhow!("the traced run's metadata: {e}")))?
+        .ok_or_else(|| {
+            Failure::Other(anyhow!(
+                "the traced run left no trace-meta.json in {}",
+                trace_dir.display()
+            ))
+        })?;
+    let rate = match timeless_calibrate::compute::run_rate(&trace_dir) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            bar.suspend(|| eprintln!("timeless: notice: {tag}: no flop rate from the trace: {e}"));
+            None
+        }
+    };
+    let trace_rate = rate.as_ref().and_then(|r| r.usable_flops_per_sec());
+    let rate_coverage = rate.as_ref().map(|r| r.coverage());
+    let trace_platform = match trace_rate {
+        Some(rate) => Some(
+            Platform::from_xml(
+                &with_host_speed(&ctx.platform_xml, rate),
+                &ctx.platform_path.display().to_string(),
+                &PlatformOptions::default(),
+            )
+            .map_err(|e| Failure::Other(e.into()))?,
+        ),
+        None => None,
+    };
+    let chosen = match (ctx.source, &trace_platform) {
+        (SpeedSource::Trace, Some(p)) => p,
+        (SpeedSource::Trace, None) => {
+            bar.suspend(|| {
+                eprintln!(
+                    "timeless: notice: {tag}: {:.0}% of the flops are in bursts of {} us or more (below {:.0}%: the program mostly communicates): no flop rate, the kernel speed is used",
+                    100.0 * rate_coverage.unwrap_or(0.0),
+                    timeless_calibrate::compute::MIN_RATE_BURST_SECS * 1e6,
+                    100.0 * timeless_calibrate::compute::MIN_RATE_COVERAGE
+                )
+            });
+            &ctx.platform
+        }
+        (SpeedSource::Kernel, _) => &ctx.platform,
+    };
+    let replay = |platform: &Platform, cfg: &ReplayConfig, compensate: bool| {
+        replay(platform, &ctx.hostfile, np, &traces, &meta, cfg, compensate)
+    };
+    let (kernel_secs, kernel_removed) = replay(&ctx.platform, &ctx.cfg, ctx.compensate)?;
+    let trace_secs = match &trace_platform {
+        Some(p) => Some(replay(p, &ctx.cfg, ctx.compensate)?),
+        None => None,
+    };
+    let (secs, removed) = match (ctx.source, trace_secs) {
+        (SpeedSource::Trace, Some(t)) => t,
+        _ => (kernel_secs, kernel_removed),
+    };
+    let trace_secs = trace_secs.map(|t| t.0);
+    let other_compensation_secs = replay(chosen, &ctx.cfg, !ctx.compensate)?.0;
+    let compute_only_secs = replay(chosen, &free_network(&ctx.cfg), ctx.compensate)?.0;
+    let mut no_compute = ctx.cfg.clone();
+    no_compute
+        .set("smpi/simulate-computation:no")
+        .map_err(|e| Failure::Other(anyhow!(e)))?;
+    let comm_only_secs = replay(chosen, &no_compute, ctx.compensate)?.0;
+    bar.inc(1);
+    Ok(Row {
+        label: case.label.clone(),
+        np,
+        mode: mode_name(&mode, false),
+        trace_mode: mode_name(&trace_mode, true),
+        measured: baseline_secs.map_or_else(Vec::new, |b| {
+            walls.iter().map(|w| (w - b).max(0.0)).collect()
+        }),
+        baseline_secs,
+        traced_secs: baseline_secs.map(|b| (traced_wall - b).max(0.0)),
+        cpu_share: median(&shares),
+        kernel_speed: ctx.kernel_speed,
+        trace_rate,
+        rate_coverage,
+        trace_wall_rate: rate.map(|r| r.seed_flops_per_sec()).filter(|&r| r > 0.0),
+        removed_secs: ctx.compensate.then_some(removed),
+        predicted: Predictions {
+            secs,
+            kernel_secs,
+            trace_secs,
+            other_compensation_secs,
+            compute_only_secs,
+            comm_only_secs,
+        },
+    })
+}
+
+/// `cfg` on a network that costs nothing: no latency (`smpi/lat-factor` 0), a bandwidth a
+/// million times the link's, and no per-call overheads (`smpi/os`, `smpi/or`, `smpi/ois`).
+fn free_network(cfg: &ReplayConfig) -> ReplayConfig {
+    let mut c = cfg.clone();
+    for item in [
+        "smpi/lat-factor:0:0",
+        "smpi/bw-factor:0:1e6",
+        "smpi/os:0:0:0",
+        "smpi/or:0:0:0",
+        "smpi/ois:0:0:0",
+    ] {
+        c.set(item).expect("valid setting");
+    }
+    c
+}
+
+/// Replays `traces` on `platform` with ranks placed round-robin on the hosts of `hostfile`,
+/// the bursts compensated for the tracer's overhead when `compensate`. Returns the simulated
+/// time and the mean compute time removed per rank, seconds.
 fn replay(
     platform: &Platform,
     hostfile: &Path,
     np: usize,
     traces: &TraceSource,
+    meta: &TraceMeta,
     cfg: &ReplayConfig,
-) -> Result<f64, Failure> {
+    compensate: bool,
+) -> Result<(f64, f64), Failure> {
     let dep = deployment::from_hostfile(hostfile, platform, Some(np))
         .map_err(|e| Failure::Input(e.into()))?;
     let hosts: Vec<_> = dep.ranks.iter().map(|r| r.host).collect();
     let placement: Vec<_> = (0..np).map(|i| hosts[i % hosts.len()]).collect();
-    let sim = Simulation::new(platform, &placement, traces, cfg.clone())
+    let compensated = compensate.then(|| CompensatedTrace::new(traces, meta));
+    let set: &dyn TraceSet = match &compensated {
+        Some(c) => c,
+        None => traces,
+    };
+    let sim = Simulation::new(platform, &placement, set, cfg.clone())
         .map_err(|e| Failure::Other(e.into()))?;
     let report = sim
         .run(&mut NoObserver)
         .map_err(|e| Failure::Other(e.into()))?;
-    Ok(report.simulated_time_secs)
+    let removed = compensated.map_or(0.0, |c| {
+        let a = c.accounts();
+        a.iter().map(|a| a.removed_secs).sum::<f64>() / a.len().max(1) as f64
+    });
+    Ok((report.simulated_time_secs, removed))
+}
+
+fn mode_name(mode: &Mode, cores: bool) -> String {
+    match mode {
+        Mode::Regular => "regular".into(),
+        Mode::Folding {
+            ranks_per_core,
+            cores: c,
+        } if cores => format!(
+            "folded x{ranks_per_core} on {c} core{}",
+            if *c == 1 { "" } else { "s" }
+        ),
+        Mode::Folding { ranks_per_core, .. } => format!("folded x{ranks_per_core}"),
+        Mode::Scattered { .. } => "scattered".into(),
+    }
 }
 
 /// `xml` with every `speed="..."` attribute set to `flops_per_sec` (the platforms written by
@@ -492,83 +659,6 @@ fn with_host_speed(xml: &str, flops_per_sec: f64) -> String {
     }
     out.push_str(rest);
     out
-}
-
-fn mode_name(mode: &Mode) -> String {
-    match mode {
-        Mode::Regular => "regular".into(),
-        Mode::Folding { ranks_per_core, .. } => format!("folded x{ranks_per_core}"),
-        Mode::Scattered { .. } => "scattered".into(),
-    }
-}
-
-fn error_pct(r: &Row) -> f64 {
-    let m = median(&r.measured).expect("reps");
-    100.0 * (r.predicted_secs - m) / m
-}
-
-fn table(rows: &[Row]) -> String {
-    use std::fmt::Write;
-    let mut s = String::from(
-        "ranks  mode          measured median       min       max   predicted   error  cpu share   trace rate  predicted@rate   error\n",
-    );
-    for r in rows {
-        let m = median(&r.measured).expect("reps");
-        let lo = r.measured.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = r.measured.iter().copied().fold(0.0, f64::max);
-        let _ = writeln!(
-            s,
-            "{:>5}  {:<12} {:>14.6} {:>9.6} {:>9.6} {:>11.6} {:>+6.1}% {:>9.0}% {:>12} {:>15} {:>7}",
-            r.np,
-            r.mode,
-            m,
-            lo,
-            hi,
-            r.predicted_secs,
-            error_pct(r),
-            100.0 * r.cpu_share,
-            r.trace_rate.map_or("-".into(), |v| format!("{v:.3e}")),
-            r.trace_rate_predicted_secs
-                .map_or("-".into(), |v| format!("{v:.6}")),
-            r.trace_rate_predicted_secs
-                .map_or("-".into(), |v| format!("{:+.1}%", 100.0 * (v - m) / m)),
-        );
-    }
-    let _ = writeln!(
-        s,
-        "(seconds; measured = wall time of the launcher minus the median launch baseline: {};\n cpu share = CPU time of the ranks / (ranks x wall time), median of the untraced runs;\n trace rate = wall-clock flop rate of the traced run's compute bursts (seed 003 §5), predicted@rate = replay with hosts at that speed)",
-        rows.iter()
-            .map(|r| format!("N={} {:.3} s", r.np, r.baseline_secs))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    s
-}
-
-fn csv(rows: &[Row]) -> String {
-    let mut s = String::from(
-        "ranks,mode,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,predicted_secs,error_pct,cpu_share,trace_rate_flops_per_sec,trace_rate_predicted_secs,measured_secs\n",
-    );
-    for r in rows {
-        let m = median(&r.measured).expect("reps");
-        let lo = r.measured.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = r.measured.iter().copied().fold(0.0, f64::max);
-        let all: Vec<String> = r.measured.iter().map(|x| format!("{x:.6}")).collect();
-        s.push_str(&format!(
-            "{},{},{m:.6},{lo:.6},{hi:.6},{:.6},{:.9},{:.2},{:.3},{},{},{}\n",
-            r.np,
-            r.mode,
-            r.baseline_secs,
-            r.predicted_secs,
-            error_pct(r),
-            r.cpu_share,
-            r.trace_rate.map_or(String::new(), |v| format!("{v:.6e}")),
-            r.trace_rate_predicted_secs
-                .map_or(String::new(), |v| format!("{v:.9}")),
-            all.join(" ")
-        ));
-    }
-    s
 }
 
 #[cfg(test)]

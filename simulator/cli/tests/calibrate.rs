@@ -259,8 +259,9 @@ fn malformed_skampi_names_file_and_line() {
 }
 
 /// `calibrate compute --from-trace`: rank 0 computes 3e6 flops in 5 ms of wall time (4 ms + 1 ms
-/// between calls) and rank 1 2e6 flops in 10 ms: 6e8 and 2e8 flop/s; the mean over ranks is
-/// 4e8 flop/s.
+/// between calls) and rank 1 2e6 flops in 10 ms: 6e8 and 2e8 flop/s. Without trace-meta.json
+/// the cores are as many as the ranks, so core time = wall time. Pooled: 5e6 flops / 15 ms =
+/// 3.333333e8 flop/s; the seed's mean over ranks is 4e8 flop/s.
 #[test]
 fn compute_from_trace_by_hand() {
     let dir = tempfile::tempdir().unwrap();
@@ -290,9 +291,134 @@ fn compute_from_trace_by_hand() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("rank 0: 2 bursts"), "{out}");
     assert!(out.contains("rank 1: 1 bursts"), "{out}");
-    assert!(out.contains("speed: 4.000000e8 flop/s"), "{out}");
+    assert!(
+        out.contains("speed: 3.333333e8 flop/s (compute bursts' flops per core-second, mean of 1 run(s); seed's mean of wall rates: 4.000000e8)"),
+        "{out}"
+    );
     std::fs::remove_file(t.join("rank-1.timed.txt")).unwrap();
     let (_, err, code) = timeless(dir.path(), &["calibrate", "compute", "--from-trace", "tr"]);
     assert_eq!(code, 2);
     assert!(err.contains("rank-1.timed.txt is missing"), "{err}");
+}
+
+/// Runs `calibrate network` with a stand-in launcher (a shell script given as `--mpirun`) and
+/// checks it fails with `code`, a message containing `want`, and no output directory. The
+/// temporary directory (`TMPDIR`) is the test's; returns the files the run left there.
+fn bad_launch(script: Option<&str>, extra: &[&str], code: i32, want: &[&str]) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("bench");
+    std::fs::write(&bench, "").unwrap();
+    let mut args = vec!["calibrate", "network", "--out", "cal", "--speed", "1e9"];
+    let launcher = dir.path().join("fake-mpirun");
+    if let Some(s) = script {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(&launcher, s).unwrap();
+        std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755)).unwrap();
+        args.extend(["--mpirun", launcher.to_str().unwrap()]);
+        args.extend(["--bench", bench.to_str().unwrap()]);
+    }
+    args.extend_from_slice(extra);
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+        .current_dir(dir.path())
+        .env("TMPDIR", &tmp)
+        .args(&args)
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "{err}");
+    for w in want {
+        assert!(err.contains(w), "expected '{w}' in: {err}");
+    }
+    assert!(
+        !dir.path().join("cal").exists(),
+        "no output may be written when the benchmark fails"
+    );
+    let mut kept: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    kept.sort();
+    kept
+}
+
+#[test]
+fn a_benchmark_that_cannot_start_writes_nothing() {
+    let kept = bad_launch(
+        None,
+        &["--bench", "nowhere"],
+        2,
+        &["--bench nowhere: no such file"],
+    );
+    assert!(kept.is_empty(), "nothing measured, nothing kept: {kept:?}");
+    let kept = bad_launch(
+        None,
+        &["--bench", "/bin/sh", "--mpirun", "/nonexistent/mpirun"],
+        1,
+        &["cannot run /nonexistent/mpirun"],
+    );
+    assert!(kept.is_empty(), "nothing measured, nothing kept: {kept:?}");
+    // The launcher starts but the ranks do not: its message is passed on.
+    let kept = bad_launch(
+        Some("#!/bin/sh\necho 'fake-mpirun: not enough slots' >&2\nexit 1\n"),
+        &[],
+        1,
+        &["the benchmark failed", "fake-mpirun: not enough slots"],
+    );
+    assert!(kept.is_empty(), "nothing measured, nothing kept: {kept:?}");
+}
+
+/// A benchmark run that measured too few sizes, or a time that drops with the size: the fit
+/// refuses, the measurements are kept for inspection, nothing is written in --out.
+#[test]
+fn a_benchmark_run_with_bad_measurements_writes_nothing() {
+    // The stand-in writes its CSV where the real benchmark would (`--out FILE`, last argument).
+    let writes = |rows: &str| {
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do out=$a; done\nprintf 'op,size_bytes,time_secs\\n{rows}' > \"$out\"\n"
+        )
+    };
+    let kept = bad_launch(
+        Some(&writes(
+            "pingpong,1,1e-6\\npingpong,2,1.1e-6\\npingpong,4,1.2e-6\\n",
+        )),
+        &[],
+        1,
+        &[
+            "at least 9 needed",
+            "the measurements are kept in",
+            "(re-fit with --from-csv)",
+        ],
+    );
+    // The kept file holds the 3 samples the benchmark wrote.
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        kept[0]
+            .lines()
+            .filter(|l| l.starts_with("pingpong,"))
+            .count(),
+        3,
+        "{}",
+        kept[0]
+    );
+    let mut rows = String::new();
+    for k in 0..10 {
+        let t = if k == 6 {
+            1e-7
+        } else {
+            1e-6 * (1.0 + k as f64)
+        };
+        rows.push_str(&format!("pingpong,{},{t:e}\\n", 1u64 << k));
+    }
+    let kept = bad_launch(
+        Some(&writes(&rows)),
+        &[],
+        1,
+        &[
+            "time is not monotonic in size: 6.0000e-6 s at 32 B but 1.0000e-7 s at 64 B",
+            "the measurements are kept in",
+        ],
+    );
+    assert_eq!(kept.len(), 1, "{kept:?}");
 }

@@ -75,6 +75,89 @@ fn calibration(dir: &Path) {
     assert_eq!(code, 0, "{err}");
 }
 
+/// A bad cases file or a missing program: exit 2 naming the file and line (or the program),
+/// and no output directory.
+#[test]
+fn bad_cases_are_input_errors_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    calibration(dir.path());
+    std::fs::write(
+        dir.path().join("cases.txt"),
+        "ring 2 ring 3\nring 4 fold=x ring 3\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut a = vec!["validate", "--calibration", "cal", "--out", "val"];
+        a.extend_from_slice(args);
+        timeless(dir.path(), &a)
+    };
+    let (_, err, code) = run(&["--cases", "cases.txt"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cases.txt:2: fold: 'x' is not a number >= 1"),
+        "{err}"
+    );
+    std::fs::write(dir.path().join("cases.txt"), "ring 2 ./no-such-program 3\n").unwrap();
+    let (_, err, code) = run(&["--cases", "cases.txt"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("ring on 2 ranks: program ./no-such-program not found"),
+        "{err}"
+    );
+    let (_, err, code) = run(&["-n", "2", "--", "no-such-program-on-path"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("program no-such-program-on-path not found on PATH"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("val").exists(),
+        "no output may be written on bad input"
+    );
+}
+
+/// The value of column `name` of a CSV line.
+fn field<'a>(header: &str, line: &'a str, name: &str) -> &'a str {
+    let i = header
+        .split(',')
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in {header}"));
+    line.split(',')
+        .nth(i)
+        .expect("as many fields as the header")
+}
+
+/// `timeless simulate`'s simulated time of the kept trace, with `extra` arguments.
+fn simulate(dir: &Path, platform: &str, extra: &[&str]) -> f64 {
+    let mut a = vec![
+        "simulate",
+        "val/traces/ring-n2/trace-list.txt",
+        "-p",
+        platform,
+        "--hostfile",
+        "cal/hostfile",
+        "-n",
+        "2",
+        "--cfg-file",
+        "cal/smpi.cfg",
+        "--format",
+        "json",
+    ];
+    a.extend_from_slice(extra);
+    let (sim, err, code) = timeless(dir, &a);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&sim).unwrap();
+    v["simulated_time"].as_f64().unwrap()
+}
+
+/// `a` (printed with 9 decimals in validate.csv) equals `b` within `rel` plus the rounding.
+fn close(a: f64, b: f64, rel: f64, what: &str) {
+    assert!(
+        (a - b).abs() <= rel * b + 0.5e-9,
+        "{what}: validate {a} vs simulate {b}"
+    );
+}
+
 #[test]
 fn ring_prediction_matches_simulate_on_the_kept_trace() {
     if Command::new("mpicc").arg("--version").output().is_err() {
@@ -132,37 +215,86 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
         ],
     );
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("ranks  mode"), "{out}");
+    assert!(out.contains("accuracy over 1 case(s)"), "{out}");
     let csv = std::fs::read_to_string(dir.path().join("val/validate.csv")).unwrap();
-    let row: Vec<&str> = csv.lines().nth(1).expect("one row").split(',').collect();
-    assert_eq!(row[0], "2");
-    let predicted: f64 = row[6].parse().unwrap();
-    assert!(predicted > 0.0, "{csv}");
-    // The same trace, platform and configuration through `timeless simulate`.
-    let (sim, err, code) = timeless(
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    let row = lines.next().expect("one row");
+    assert_eq!(lines.next(), None);
+    let f = |name: &str| field(header, row, name);
+    let num = |name: &str| -> f64 { f(name).parse().unwrap_or_else(|_| panic!("{name}: {row}")) };
+    assert_eq!((f("program"), f("ranks")), ("ring", "2"));
+    assert_eq!((f("speed_source"), f("compensated")), ("trace", "true"));
+    // The kernel-speed prediction: the trace on the calibrated platform, compensated as
+    // `timeless simulate` does by default.
+    close(
+        num("predicted_kernel_secs"),
+        simulate(dir.path(), "cal/platform.xml", &[]),
+        1e-9,
+        "kernel speed",
+    );
+    // The default prediction: hosts at the traced flop rate (printed with 7 digits, hence the
+    // tolerance), and the same without compensation and without computation.
+    let rate = num("trace_rate_flops_per_sec");
+    assert!(rate > 0.0, "{row}");
+    let xml = std::fs::read_to_string(dir.path().join("cal/platform.xml")).unwrap();
+    let at_rate = xml.replace("speed=\"1000000000f\"", &format!("speed=\"{rate:e}f\""));
+    assert_ne!(
+        at_rate, xml,
+        "the calibrated platform names its speed 1000000000f"
+    );
+    std::fs::write(dir.path().join("rate.xml"), at_rate).unwrap();
+    close(
+        num("predicted_secs"),
+        simulate(dir.path(), "rate.xml", &[]),
+        1e-6,
+        "trace rate",
+    );
+    close(
+        num("predicted_other_compensation_secs"),
+        simulate(dir.path(), "rate.xml", &["--no-compensation"]),
+        1e-6,
+        "trace rate, no compensation",
+    );
+    close(
+        num("comm_only_secs"),
+        simulate(
+            dir.path(),
+            "rate.xml",
+            &["--cfg", "smpi/simulate-computation:no"],
+        ),
+        1e-6,
+        "communication only",
+    );
+    // The trace's volumes were converted at the calibrated speed, and say so.
+    let meta =
+        std::fs::read_to_string(dir.path().join("val/traces/ring-n2/trace-meta.json")).unwrap();
+    assert!(
+        meta.contains("timeless validate: the calibrated platform's host speed"),
+        "{meta}"
+    );
+    // The compensation removed the tracer's cost of the ring's 3 rounds of calls.
+    assert!(num("removed_per_rank_secs") > 0.0, "{row}");
+
+    // A program that fails under the launcher: exit 1 naming the run, no table written.
+    std::fs::remove_dir_all(dir.path().join("val")).unwrap();
+    let (_, err, code) = timeless(
         dir.path(),
         &[
-            "simulate",
-            "val/trace-n2/trace-list.txt",
-            "-p",
-            "cal/platform.xml",
-            "--hostfile",
-            "cal/hostfile",
+            "validate",
             "-n",
             "2",
-            "--cfg-file",
-            "cal/smpi.cfg",
-            "--format",
-            "json",
-            // `validate` replays the trace as recorded.
-            "--no-compensation",
+            "--reps",
+            "1",
+            "--calibration",
+            "cal",
+            "--out",
+            "val",
+            "--",
+            "false",
         ],
     );
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&sim).unwrap();
-    let t = v["simulated_time"].as_f64().unwrap();
-    assert!(
-        (t - predicted).abs() <= 1e-9 * t,
-        "validate {predicted} vs simulate {t}"
-    );
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("failed"), "{err}");
+    assert!(!dir.path().join("val/validate.csv").exists());
 }

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! 0   magic      89 54 4C 47 0D 0A 1A 0A   ("\x89TLG\r\n\x1a\n": catches text-mode mangling)
-//! 8   version    u16 = 1
+//! 8   version    u16 = 2
 //! 10  byte order u16 = 0x0102, stored 02 01 (a big-endian writer would store 01 02)
 //! 12  sections   u32 = n
 //! 16  table      n × { kind u32, reserved u32 = 0, offset u64, length u64 }  (24 bytes each)
@@ -18,13 +18,21 @@
 //! - 4 `RANKS`: per rank: grammar index, volume stream index.
 //! - 5 `VOLUMES`: count, then per stream: value count, block count, per block: length, zstd bytes.
 //! - 6 `TRACER_META` (optional): the bytes of the tracer's `trace-meta.json` (what overhead
-//!   compensation reads), kept verbatim so a compressed trace replays like its text.
+//!   compensation reads) in one zstd frame (level 19), so a compressed trace replays like its
+//!   text; at most [`MAX_TRACER_META_BYTES`] once decompressed.
+//! - 7 `PLACEMENT`: per volume stream, in the order of `VOLUMES`: gap count (the rank's
+//!   `compute` actions, which are not in the grammar), block count, per block: length, zstd
+//!   bytes of varint gaps ([`crate::placement`]).
+//!
+//! Version 2 took `compute` out of the grammar (version 1 had it as a terminal and no
+//! `PLACEMENT`); version 1 files are refused with a message naming both versions.
 //!
 //! Unknown section kinds are skipped (later versions may add sections). Every decoding error
 //! names the byte offset where it was found; no input makes the decoder panic.
 
 use crate::error::{corrupt, GrammarError};
 use crate::grammar::{Grammar, Symbol};
+use crate::placement::PlacementStream;
 use crate::trace::CompressedTrace;
 use crate::varint::{put_u64, Reader};
 use crate::volume::{Precision, VolumeStream};
@@ -32,7 +40,7 @@ use crate::volume::{Precision, VolumeStream};
 /// The file's first eight bytes.
 pub const MAGIC: [u8; 8] = [0x89, b'T', b'L', b'G', b'\r', b'\n', 0x1a, b'\n'];
 /// Format version written and read.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 const BYTE_ORDER: u16 = 0x0102;
 /// Largest word count of the unique grammars accepted when reading (a guard against a tiny
 /// corrupt grammar that expands to an enormous one): 2^27 words.
@@ -44,6 +52,9 @@ const GRAMMAR: u32 = 3;
 const RANKS: u32 = 4;
 const VOLUMES: u32 = 5;
 const TRACER_META: u32 = 6;
+/// Largest decompressed `TRACER_META` accepted when reading: 16 MiB.
+pub const MAX_TRACER_META_BYTES: u64 = 16 << 20;
+const PLACEMENT: u32 = 7;
 
 /// Byte sizes of a file's parts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -62,6 +73,8 @@ pub struct PartSizes {
     pub volumes: usize,
     /// `TRACER_META` section (0 when absent).
     pub tracer_meta: usize,
+    /// `PLACEMENT` section.
+    pub placement: usize,
 }
 
 impl PartSizes {
@@ -74,6 +87,7 @@ impl PartSizes {
             + self.ranks
             + self.volumes
             + self.tracer_meta
+            + self.placement
     }
 }
 
@@ -141,15 +155,28 @@ pub fn write(trace: &CompressedTrace) -> (Vec<u8>, PartSizes) {
         }
     }
 
+    let mut placement = Vec::new();
+    for v in &trace.volumes {
+        let p = &v.placement;
+        put_u64(&mut placement, p.count);
+        put_u64(&mut placement, p.blocks.len() as u64);
+        for b in &p.blocks {
+            put_u64(&mut placement, b.len() as u64);
+            placement.extend_from_slice(b);
+        }
+    }
+
     let mut sections = vec![
         (META, meta),
         (CST, cst),
         (GRAMMAR, grammar),
         (RANKS, ranks),
         (VOLUMES, volumes),
+        (PLACEMENT, placement),
     ];
     if let Some(m) = &trace.tracer_meta {
-        sections.push((TRACER_META, m.clone()));
+        let z = zstd::bulk::compress(m, 19).expect("zstd compression of a memory buffer");
+        sections.push((TRACER_META, z));
     }
     let header = 16 + 24 * sections.len();
     let mut out = Vec::with_capacity(header + sections.iter().map(|s| s.1.len()).sum::<usize>());
@@ -175,7 +202,8 @@ pub fn write(trace: &CompressedTrace) -> (Vec<u8>, PartSizes) {
         grammar: sections[2].1.len(),
         ranks: sections[3].1.len(),
         volumes: sections[4].1.len(),
-        tracer_meta: sections.get(5).map_or(0, |s| s.1.len()),
+        placement: sections[5].1.len(),
+        tracer_meta: sections.get(6).map_or(0, |s| s.1.len()),
     };
     (out, sizes)
 }
@@ -196,9 +224,14 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
     }
     let version = h.u16_le("version")?;
     if version != VERSION {
+        let hint = if version < VERSION {
+            " (compress the text trace again)"
+        } else {
+            ""
+        };
         return Err(corrupt(
             8,
-            format!("format version {version}, this build reads {VERSION}"),
+            format!("format version {version}, this build reads version {VERSION}{hint}"),
         ));
     }
     let bom = h.u16_le("byte order mark")?;
@@ -212,7 +245,7 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
     if n > h.remaining() / 24 {
         return Err(corrupt(12, format!("{n} sections do not fit the file")));
     }
-    let mut found: [Option<(usize, usize)>; 7] = [None; 7];
+    let mut found: [Option<(usize, usize)>; 8] = [None; 8];
     for i in 0..n {
         let at = h.offset();
         let kind = h.u32_le("section kind")?;
@@ -353,10 +386,55 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
             let len = v.count("block length", 1)?;
             blocks.push(v.take(len, "zstd block")?.to_vec());
         }
-        volumes.push(VolumeStream { count, blocks });
+        volumes.push(VolumeStream {
+            count,
+            blocks,
+            placement: PlacementStream::default(),
+        });
     }
 
-    let tracer_meta = found[TRACER_META as usize].map(|(off, len)| bytes[off..off + len].to_vec());
+    let mut p = section(PLACEMENT, "PLACEMENT")?;
+    for v in &mut volumes {
+        let at = p.offset();
+        let count = p.varint("gap count")?;
+        let nblocks = p.count("block count", 1)?;
+        let need = count.div_ceil(crate::volume::BLOCK_VALUES as u64);
+        if need != nblocks as u64 {
+            return Err(corrupt(
+                at,
+                format!("{count} gaps need {need} blocks, found {nblocks}"),
+            ));
+        }
+        let mut blocks = Vec::with_capacity(nblocks);
+        for _ in 0..nblocks {
+            let len = p.count("block length", 1)?;
+            blocks.push(p.take(len, "zstd block")?.to_vec());
+        }
+        v.placement = PlacementStream { count, blocks };
+    }
+    if !p.is_empty() {
+        return Err(p.error("trailing bytes after the placement streams"));
+    }
+
+    let tracer_meta = match found[TRACER_META as usize] {
+        None => None,
+        Some((off, len)) => {
+            use std::io::Read;
+            let mut out = Vec::new();
+            let read = zstd::stream::read::Decoder::new(&bytes[off..off + len])
+                .and_then(|d| d.take(MAX_TRACER_META_BYTES + 1).read_to_end(&mut out));
+            match read {
+                Err(e) => return Err(corrupt(off, format!("TRACER_META: {e}"))),
+                Ok(n) if n as u64 > MAX_TRACER_META_BYTES => {
+                    return Err(corrupt(
+                        off,
+                        format!("TRACER_META exceeds {MAX_TRACER_META_BYTES} bytes"),
+                    ))
+                }
+                Ok(_) => Some(out),
+            }
+        }
+    };
     let trace = CompressedTrace {
         tracer_meta,
         nranks,
@@ -378,6 +456,7 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
         ranks: size(RANKS),
         volumes: size(VOLUMES),
         tracer_meta: size(TRACER_META),
+        placement: size(PLACEMENT),
     };
     Ok((trace, sizes))
 }

@@ -1,8 +1,9 @@
 //! Compressed time-independent traces (Pilgrim, `000_*` §2): each rank's actions become
 //! terminals of a call signature table (CST) and a Sequitur grammar with repetition exponents;
-//! the per-rank tables and grammars are merged across ranks; compute volumes travel in a
-//! separate zstd-compressed stream. A replay walks each rank's grammar with a small stack and
-//! never expands it. Builds without MPI.
+//! the per-rank tables and grammars are merged across ranks; `compute` actions are timings, not
+//! calls: they stay out of the grammar, placed by a gap stream ([`placement`]), their flops in
+//! a separate zstd-compressed volume stream. A replay walks each rank's grammar with a small
+//! stack and never expands it. Builds without MPI.
 //!
 //! Pipeline: [`RankEncoder`] per rank → [`MergedRanks`] → [`merge_rounds`] →
 //! [`CompressedTrace::from_merged`] → [`format::write`]; back: [`format::read`] →
@@ -16,6 +17,7 @@ pub mod format;
 pub mod grammar;
 pub mod merge;
 pub mod offline;
+pub mod placement;
 pub mod sequitur;
 pub mod signature;
 pub mod stream;

@@ -127,7 +127,8 @@ impl MergedRanks {
     /// Wire encoding of a group, for the exchange of one merge round between two processes:
     /// varints throughout: CST (count, then length + bytes per signature), grammars (count,
     /// then word count + words of [`Grammar::to_words`] per grammar), volume streams (count,
-    /// then values, blocks, and length + bytes per block), ranks (count, then rank, grammar,
+    /// then values, blocks, and length + bytes per block; then the same for its compute
+    /// placement: gaps, blocks, length + bytes per block), ranks (count, then rank, grammar,
     /// stream per rank).
     pub fn to_bytes(&self) -> Vec<u8> {
         use crate::varint::put_u64;
@@ -148,6 +149,12 @@ impl MergedRanks {
             put_u64(&mut out, v.count);
             put_u64(&mut out, v.blocks.len() as u64);
             for b in &v.blocks {
+                put_u64(&mut out, b.len() as u64);
+                out.extend_from_slice(b);
+            }
+            put_u64(&mut out, v.placement.count);
+            put_u64(&mut out, v.placement.blocks.len() as u64);
+            for b in &v.placement.blocks {
                 put_u64(&mut out, b.len() as u64);
                 out.extend_from_slice(b);
             }
@@ -198,15 +205,27 @@ impl MergedRanks {
         }
         let n = r.count("volume stream count", 2)?;
         for _ in 0..n {
-            let count = r.varint("value count")?;
-            let nb = r.count("block count", 1)?;
-            let blocks = (0..nb)
-                .map(|_| {
-                    let len = r.count("block length", 1)?;
-                    Ok(r.take(len, "zstd block")?.to_vec())
-                })
-                .collect::<Result<Vec<_>, crate::GrammarError>>()?;
-            m.add_volumes(VolumeStream { count, blocks });
+            let blocks = |r: &mut Reader| -> Result<(u64, Vec<Vec<u8>>), crate::GrammarError> {
+                let count = r.varint("value count")?;
+                let nb = r.count("block count", 1)?;
+                let blocks = (0..nb)
+                    .map(|_| {
+                        let len = r.count("block length", 1)?;
+                        Ok(r.take(len, "zstd block")?.to_vec())
+                    })
+                    .collect::<Result<Vec<_>, crate::GrammarError>>()?;
+                Ok((count, blocks))
+            };
+            let (count, values) = blocks(&mut r)?;
+            let (gaps, placement) = blocks(&mut r)?;
+            m.add_volumes(VolumeStream {
+                count,
+                blocks: values,
+                placement: crate::placement::PlacementStream {
+                    count: gaps,
+                    blocks: placement,
+                },
+            });
         }
         let n = r.count("rank count", 3)?;
         for _ in 0..n {

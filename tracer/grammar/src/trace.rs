@@ -9,6 +9,7 @@ use crate::cst::CallSignatureTable;
 use crate::error::GrammarError;
 use crate::grammar::{Cursor, Grammar};
 use crate::merge::MergedRanks;
+use crate::placement::PlacementCursor;
 use crate::sequitur::Sequitur;
 use crate::signature::{rebuild, takes_volume};
 use crate::volume::{Precision, VolumeCursor, VolumeStream};
@@ -62,6 +63,8 @@ pub struct Stats {
     pub unique_volume_streams: usize,
     /// Volumes over all ranks.
     pub volumes: u64,
+    /// `compute` actions over all ranks (placed by gaps, not in the grammars).
+    pub computes: u64,
 }
 
 impl CompressedTrace {
@@ -128,11 +131,16 @@ impl CompressedTrace {
     /// Size statistics. O(grammar size), no expansion.
     pub fn stats(&self) -> Stats {
         let per_grammar: Vec<u64> = self.grammars.iter().map(Grammar::expanded_len).collect();
+        let computes = self
+            .volumes_of_rank
+            .iter()
+            .map(|&v| self.volumes[v as usize].placement.count)
+            .fold(0u64, u64::saturating_add);
         let actions = self
             .grammar_of_rank
             .iter()
             .map(|&g| per_grammar[g as usize])
-            .fold(0u64, u64::saturating_add);
+            .fold(computes, u64::saturating_add);
         Stats {
             ranks: self.nranks,
             actions,
@@ -148,12 +156,14 @@ impl CompressedTrace {
                 .iter()
                 .map(|&v| self.volumes[v as usize].count)
                 .sum(),
+            computes,
         }
     }
 
     /// Checks cross-references: terminals within the CST, rank maps within the unique lists,
-    /// signatures decodable, and each rank's number of compute/sleep terminals equal to its
-    /// volume count (computed on the grammar, without expansion).
+    /// signatures decodable, and each rank's volume count equal to its compute actions (its
+    /// placement count) plus the volume-taking terminals of its grammar (computed on the
+    /// grammar, without expansion). Gaps are checked by the replay, which decodes them.
     ///
     /// # Errors
     /// [`GrammarError::Invalid`] or [`GrammarError::Corrupt`] naming the problem.
@@ -196,11 +206,13 @@ impl CompressedTrace {
             .collect();
         for r in 0..self.nranks as usize {
             let (g, v) = (self.grammar_of_rank[r], self.volumes_of_rank[r]);
-            let have = self.volumes[v as usize].count;
-            if need[g as usize] != have {
+            let stream = &self.volumes[v as usize];
+            let have = stream.count;
+            if need[g as usize].checked_add(stream.placement.count) != Some(have) {
                 return bad(format!(
-                    "rank {r}: its grammar has {} compute/sleep actions but its volume stream {have} values",
-                    need[g as usize]
+                    "rank {r}: its grammar has {} sleep actions and its placement {} compute \
+                     actions but its volume stream {have} values",
+                    need[g as usize], stream.placement.count
                 ));
             }
         }
@@ -226,14 +238,17 @@ impl CompressedTrace {
             volumes: self.volumes_of_rank[rank as usize],
             cursor: Cursor::new(0),
             volume_cursor: VolumeCursor::new(),
+            placement_cursor: PlacementCursor::new(),
+            next_gap: None,
             index: 0,
             world: self.nranks,
         })
     }
 }
 
-/// One rank's actions, decoded on the fly from its grammar, the CST and its volume stream.
-/// State: a cursor stack (depth <= rule count) and one decompressed volume block.
+/// One rank's actions, decoded on the fly from its grammar, the CST, its compute placement
+/// and its volume stream. State: a cursor stack (depth <= rule count), one decompressed
+/// volume block and one placement block.
 #[derive(Debug, Clone)]
 pub struct RankStream {
     trace: Arc<CompressedTrace>,
@@ -242,6 +257,10 @@ pub struct RankStream {
     volumes: u32,
     cursor: Cursor,
     volume_cursor: VolumeCursor,
+    placement_cursor: PlacementCursor,
+    /// Grammar actions left before the next compute action; `None` before the first read
+    /// (`Some(None)`: no compute left).
+    next_gap: Option<Option<u64>>,
     index: u64,
     world: u32,
 }
@@ -254,22 +273,36 @@ impl RankStream {
     /// [`GrammarError::Replay`] (peer outside the world, missing volume) or a corrupt block.
     pub fn next_action(&mut self) -> Result<Option<(Action, u32, u64)>, GrammarError> {
         let t = &*self.trace;
+        let rank = self.rank;
+        let stream = &t.volumes[self.volumes as usize];
+        let gap = match self.next_gap {
+            Some(g) => g,
+            None => read_gap(rank, &mut self.placement_cursor, stream)?,
+        };
+        if gap == Some(0) {
+            let flops = next_volume(rank, &mut self.volume_cursor, stream, t.precision)?;
+            self.next_gap = Some(read_gap(rank, &mut self.placement_cursor, stream)?);
+            self.index += 1;
+            return Ok(Some((Action::Compute { flops }, 0, self.index)));
+        }
         let Some(term) = self.cursor.next(&t.grammars[self.grammar as usize]) else {
+            if gap.is_some() {
+                return Err(GrammarError::Replay {
+                    rank: self.rank,
+                    what: "a compute action placed past the end of the grammar".into(),
+                });
+            }
             return Ok(None);
         };
+        self.next_gap = Some(gap.map(|g| g - 1));
         let sig = &t.cst[term as usize];
         let volume = if takes_volume(sig) {
-            let v = self
-                .volume_cursor
-                .next(&t.volumes[self.volumes as usize], t.precision)
-                .map_err(|what| GrammarError::Replay {
-                    rank: self.rank,
-                    what,
-                })?;
-            Some(v.ok_or_else(|| GrammarError::Replay {
-                rank: self.rank,
-                what: "volume stream ends before the grammar".into(),
-            })?)
+            Some(next_volume(
+                rank,
+                &mut self.volume_cursor,
+                stream,
+                t.precision,
+            )?)
         } else {
             None
         };
@@ -303,4 +336,29 @@ impl RankStream {
     pub fn set_world_size(&mut self, nranks: u32) {
         self.world = nranks;
     }
+}
+
+fn read_gap(
+    rank: Rank,
+    cursor: &mut PlacementCursor,
+    stream: &VolumeStream,
+) -> Result<Option<u64>, GrammarError> {
+    cursor
+        .next(&stream.placement)
+        .map_err(|what| GrammarError::Replay { rank, what })
+}
+
+fn next_volume(
+    rank: Rank,
+    cursor: &mut VolumeCursor,
+    stream: &VolumeStream,
+    precision: Precision,
+) -> Result<f64, GrammarError> {
+    cursor
+        .next(stream, precision)
+        .map_err(|what| GrammarError::Replay { rank, what })?
+        .ok_or_else(|| GrammarError::Replay {
+            rank,
+            what: "volume stream ends before the grammar".into(),
+        })
 }

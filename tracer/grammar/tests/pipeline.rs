@@ -118,7 +118,9 @@ fn merge_order_does_not_change_the_streams() {
             .enumerate()
             .map(|(r, acts)| {
                 let mut e = RankEncoder::new(r as u32, Precision::Lossless);
-                acts.iter().for_each(|a| e.push(a, 0));
+                acts.iter().for_each(|a| {
+                    e.push(a, 0);
+                });
                 MergedRanks::from(e.finish())
             })
             .collect()
@@ -313,6 +315,194 @@ fn every_action_kind_survives_text_and_signature() {
     assert_eq!(replay_all(read(&bytes).unwrap().0), traces);
 }
 
+/// A 2D-stencil-like iteration (4 irecv, 4 isend, waitall) with compute records wherever a
+/// traced run's noise puts them: the grammar must not see them.
+fn noisy_stencil(
+    rank: u32,
+    iters: usize,
+    compute_at: impl Fn(usize, usize) -> bool,
+) -> Vec<Action> {
+    let peers = [rank + 1, rank + 2, rank + 3, rank + 4];
+    let mut v = vec![Action::Init {
+        double_default: false,
+    }];
+    let mut k = 0;
+    for i in 0..iters {
+        let mut step = Vec::new();
+        for &p in &peers {
+            step.push(Action::Recv {
+                src: p,
+                tag: 1,
+                count: RecvCount::Count(32),
+                dt: Some(Datatype::DOUBLE),
+                blocking: false,
+            });
+        }
+        for &p in &peers {
+            step.push(Action::Send {
+                dst: p,
+                tag: 1,
+                count: 32,
+                dt: Some(Datatype::DOUBLE),
+                blocking: false,
+            });
+        }
+        step.push(Action::WaitAll);
+        for (j, a) in step.into_iter().enumerate() {
+            if compute_at(i, j) {
+                k += 1;
+                v.push(Action::Compute {
+                    flops: 1000.0 + (k * 7919 % 1013) as f64,
+                });
+            }
+            v.push(a);
+        }
+    }
+    v.push(Action::Finalize);
+    v
+}
+
+/// Compute records are placed by gaps outside the grammar (`placement`): ranks whose calls
+/// are the same but whose compute records fall at different places (noise decides where a
+/// burst crosses the tracer's threshold) share one grammar, and the file replays exactly.
+#[test]
+fn compute_placement_does_not_reach_the_grammar() {
+    // Ranks 0, 1, 2 (peers are displacements: the same signatures on every rank).
+    let regular = noisy_stencil(0, 300, |_, j| j == 0);
+    let noisy = noisy_stencil(1, 300, |i, j| j == 0 || (i * 31 + j * 17) % 23 == 0);
+    // Consecutive computes, computes first and last (before finalize and after it).
+    let mut edge = noisy_stencil(2, 300, |i, j| (i * 7 + j) % 5 == 0);
+    edge.insert(0, Action::Compute { flops: 1.0 });
+    edge.insert(5, Action::Compute { flops: 2.0 });
+    edge.insert(5, Action::Compute { flops: 3.0 });
+    edge.push(Action::Compute { flops: 4.0 });
+    edge.push(Action::Compute { flops: 5.0 });
+    // Ranks 3..8 only initialise and finalise (the world must hold the peers).
+    let mut traces = vec![regular.clone(), noisy, edge];
+    traces.extend((3..8).map(|_| {
+        vec![
+            Action::Init {
+                double_default: false,
+            },
+            Action::Finalize,
+        ]
+    }));
+    let t = compress(&traces, Precision::Lossless);
+    let s = t.stats();
+    assert_eq!(
+        s.unique_grammars, 2,
+        "one grammar for the three placements, one for init + finalize"
+    );
+    assert_eq!(s.unique_volume_streams, 4);
+    assert_eq!(s.terminals, 11, "init, 4 irecv, 4 isend, waitall, finalize");
+    let computes = |v: &[Action]| {
+        v.iter()
+            .filter(|a| matches!(a, Action::Compute { .. }))
+            .count()
+    };
+    assert_eq!(
+        s.computes as usize,
+        traces.iter().map(|v| computes(v)).sum::<usize>()
+    );
+    assert_eq!(
+        s.actions as usize,
+        traces.iter().map(Vec::len).sum::<usize>()
+    );
+    // A loop of 300 identical iterations: a handful of rules, whatever the computes do.
+    assert!(s.symbols <= 20, "{} symbols", s.symbols);
+    let (bytes, sizes) = write(&t);
+    assert!(sizes.placement > 0);
+    assert_eq!(replay_all(read(&bytes).unwrap().0), traces);
+    // With the compute of every iteration at the same place, the gaps are constant: 9 actions
+    // per iteration, the first one after init: a few bytes.
+    let mut alone = vec![regular];
+    alone.extend((1..5).map(|_| vec![Action::Finalize]));
+    let t = compress(&alone, Precision::Lossless);
+    let (_, sizes) = write(&t);
+    assert!(
+        sizes.placement < 40,
+        "{} bytes of placement",
+        sizes.placement
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Any interleaving of computes with other actions (sleeps among them: their volumes
+    /// share the stream) round-trips exactly, and the grammar depends only on the non-compute
+    /// actions.
+    #[test]
+    fn computes_anywhere_round_trip(
+        layout in prop::collection::vec((0u8..4, any::<bool>(), 1.0f64..1e9), 0..400),
+    ) {
+        let mut acts = Vec::new();
+        let mut calls = Vec::new();
+        for &(kind, compute_first, flops) in &layout {
+            if compute_first {
+                acts.push(Action::Compute { flops });
+            }
+            let a = match kind {
+                0 => Action::Barrier,
+                1 => Action::WaitAll,
+                2 => Action::Sleep { secs: flops * 1e-9 },
+                _ => Action::Compute { flops: flops * 0.5 },
+            };
+            if !matches!(a, Action::Compute { .. }) {
+                calls.push(a.clone());
+            }
+            acts.push(a);
+        }
+        let t = compress(&[acts.clone(), calls.clone()], Precision::Lossless);
+        prop_assert!(t.stats().unique_grammars == 1);
+        let (bytes, _) = write(&t);
+        let back = replay_all(read(&bytes).unwrap().0);
+        prop_assert_eq!(&back[0], &acts);
+        prop_assert_eq!(&back[1], &calls);
+    }
+}
+
+/// The tracer's metadata is stored as one zstd frame and comes back verbatim; a damaged frame
+/// is an error at the section's offset.
+#[test]
+fn tracer_metadata_round_trips_compressed() {
+    let mut t = compress(&ring(4, 10), Precision::Lossless);
+    let json: Vec<u8> = format!(
+        "{{\"ranks\": 4, \"rank_files\": [{}]}}",
+        (0..400)
+            .map(|r| format!("\"rank-{r}.txt\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+    .into_bytes();
+    t.tracer_meta = Some(json.clone());
+    let (bytes, sizes) = write(&t);
+    assert!(
+        sizes.tracer_meta * 4 < json.len(),
+        "{} bytes for {}",
+        sizes.tracer_meta,
+        json.len()
+    );
+    assert_eq!(read(&bytes).unwrap().0.tracer_meta, Some(json));
+    // The section is the last one: damage its frame header (after zstd's 4-byte magic).
+    let at = bytes.len() - sizes.tracer_meta;
+    let mut bad = bytes.clone();
+    bad[at] ^= 0xff;
+    let e = read(&bad).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("byte {at}: TRACER_META: ")), "{e}");
+}
+
+#[test]
+fn a_version_1_file_is_refused_by_name() {
+    let (mut bytes, _) = write(&compress(&ring(2, 3), Precision::Lossless));
+    bytes[8] = 1;
+    bytes[9] = 0;
+    assert_eq!(
+        read(&bytes).unwrap_err().to_string(),
+        "byte 8: format version 1, this build reads version 2 (compress the text trace again)"
+    );
+}
+
 #[test]
 fn corrupt_headers_name_the_byte() {
     let (bytes, _) = write(&compress(&ring(4, 10), Precision::Lossless));
@@ -389,7 +579,9 @@ proptest! {
             .enumerate()
             .map(|(r, acts)| {
                 let mut e = RankEncoder::new(r as u32, Precision::Lossless);
-                acts.iter().for_each(|a| e.push(a, 0));
+                acts.iter().for_each(|a| {
+                    e.push(a, 0);
+                });
                 MergedRanks::from(e.finish())
             })
             .collect();

@@ -1,6 +1,7 @@
 //! `MPI_Finalize`, outside the table: besides its record it runs the end-of-run steps that are
-//! collective over `MPI_COMM_WORLD` (the `--gather` of [`crate::gather`]), which every rank must
-//! reach, traced or not: a table wrapper passes the call straight to the library when tracing
+//! collective over `MPI_COMM_WORLD` (the merge of the online compression,
+//! [`crate::online::merge`], then the `--gather` of [`crate::gather`], which moves the merged
+//! `trace.tlg` with the other files), which every rank must reach, traced or not: a table wrapper passes the call straight to the library when tracing
 //! is off (paused, disabled by a failure, or nested), and a rank skipping a collective step would
 //! leave the others waiting.
 
@@ -13,12 +14,17 @@ use crate::mpi::Fint;
 use crate::runtime;
 
 /// What every rank does before the library's `MPI_Finalize`: the `finalize` record and the end
-/// of the trace when the call is traced, then the collective steps.
+/// of the trace when the call is traced, then the collective steps: the compression's merge
+/// (rank 0 writes `trace.tlg`), then the gather.
 fn before_finalize() {
     if let Some(e) = runtime::enter() {
         let stash = runtime::pre::<Finalize, ()>(&e, &());
         runtime::post::<Finalize, ()>(&e, &(), stash, crate::mpi::SUCCESS);
     }
+    runtime::guarded_startup(
+        "the compression's merge at MPI_Finalize",
+        crate::online::merge::at_finalize_once,
+    );
     runtime::guarded_startup("the gather at MPI_Finalize", crate::gather::at_finalize);
 }
 

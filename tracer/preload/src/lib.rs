@@ -34,6 +34,9 @@
 //! * **Files** ([`meta`], [`setup`]): `rank-<r>.txt`, `trace-list.txt`, `trace-meta.json`;
 //!   with `TIMELESS_TIMESTAMPS=1`, `rank-<r>.timed.txt` and `timed-list.txt` ([`stamps`], which
 //!   also injects per-event cost for experiments, `TIMELESS_INJECT_NS`).
+//! * **Online compression** ([`online`], `TIMELESS_COMPRESS=1`): each rank compresses its
+//!   records as they are written; the ranks merge at `MPI_Finalize` and rank 0 writes
+//!   `trace.tlg`, the format of `timeless compress`.
 //! * **Gathering** ([`gather`], called from [`finalize`]): with `TIMELESS_GATHER_OUT`, the
 //!   ranks' files travel to rank 0's node over MPI (k-nomial tree) before `MPI_Finalize`.
 
@@ -48,6 +51,7 @@ pub mod hooks;
 pub mod init;
 pub mod meta;
 pub mod mpi;
+pub mod online;
 pub mod runtime;
 pub mod setup;
 pub mod signals;

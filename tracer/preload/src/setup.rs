@@ -104,9 +104,11 @@ fn try_start() -> Result<(), Fail> {
             .max(0.0),
     };
 
+    // Online compression registers its merge at MPI_Finalize on every rank, first.
+    let online = crate::online::start(rank, size, &dir);
     // Local steps: a failure is remembered, the exchange below still happens.
     let writer = std::fs::create_dir_all(&dir)
-        .and_then(|_| Writer::create(&dir.join(meta::rank_file(rank)), buffer))
+        .and_then(|_| crate::online::writer(&dir.join(meta::rank_file(rank)), buffer, online))
         .map_err(|e| {
             Fail::new(format!(
                 "cannot create the trace file in {}: {e}",
@@ -156,9 +158,13 @@ fn try_start() -> Result<(), Fail> {
 
     let files = if rank == 0 {
         let meta = metadata(&all, &cal, size, &dir);
-        meta::write_list(&dir, size)
-            .and_then(|_| std::fs::write(dir.join(meta::META_FILE), meta.render()))
-            .map_err(|e| Fail::new(format!("cannot write the list and metadata files: {e}")))
+        (if crate::online::text_enabled() {
+            meta::write_list(&dir, size)
+        } else {
+            Ok(())
+        })
+        .and_then(|_| std::fs::write(dir.join(meta::META_FILE), meta.render()))
+        .map_err(|e| Fail::new(format!("cannot write the list and metadata files: {e}")))
     } else {
         Ok(())
     };

@@ -473,6 +473,15 @@ impl Tracer {
 
     /// A record of the TI trace only (compute bursts: the gaps of the timestamped file).
     fn untimed_action(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        self.count_record();
+        let rank = self.rank;
+        self.out.line(format_args!("{rank} {args}"))?;
+        Ok(())
+    }
+
+    /// Counts one record written or reserved (a wildcard `irecv`'s hole counts too, so that
+    /// `TIMELESS_INJECT_PANIC` hits whatever record comes n-th).
+    fn count_record(&mut self) {
         self.records += 1;
         if self.settings.inject_panic_at == Some(self.records) {
             panic!(
@@ -480,9 +489,6 @@ impl Tracer {
                 self.records
             );
         }
-        let rank = self.rank;
-        self.out.line(format_args!("{rank} {args}"))?;
-        Ok(())
     }
 
     /// Appends a comment line `"# <args>"` (SimGrid skips it).
@@ -844,7 +850,7 @@ impl Tracer {
     /// communicator's `comm_def` must be written already: see [`Tracer::comm`]).
     pub fn hole(&mut self) -> Result<HoleId, Fail> {
         self.flush_compute()?;
-        self.records += 1;
+        self.count_record();
         let h = self.out.hole();
         if let Some(s) = &mut self.stamped {
             // Both writers number their holes in creation order.

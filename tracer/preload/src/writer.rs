@@ -5,11 +5,17 @@
 //! `MPI_ANY_SOURCE` is written where it was posted, but its source is known only when it
 //! completes. It occupies a *hole* until then; text after a hole stays in memory (the buffer
 //! grows past its limit if it must) and is written once every hole before it is filled.
+//!
+//! With online compression (`online`), every line is also handed to the rank's encoder as soon
+//! as its place is final (no hole before it), and the writer may have no file at all
+//! (`TIMELESS_TEXT=0`).
 
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
+
+use crate::online::OnlineEncoder;
 
 /// Identifies a hole, in creation order.
 pub type HoleId = u64;
@@ -21,25 +27,63 @@ enum Segment {
 
 /// Buffered writer of one rank's records.
 pub struct Writer {
-    file: File,
+    /// `None`: the lines only feed `online`.
+    file: Option<File>,
     segments: Vec<Segment>,
     buffered_bytes: usize,
     limit_bytes: usize,
     next_hole: HoleId,
     written_bytes: u64,
+    online: Option<Box<OnlineEncoder>>,
+    /// Segment index and byte offset up to which the text was fed to `online`.
+    fed: (usize, usize),
 }
 
 impl Writer {
     /// Creates (truncates) `path`; text is written whenever `limit_bytes` are buffered.
     pub fn create(path: &Path, limit_bytes: usize) -> io::Result<Writer> {
-        Ok(Writer {
-            file: File::create(path)?,
+        let mut w = Writer::discard(limit_bytes);
+        w.file = Some(File::create(path)?);
+        Ok(w)
+    }
+
+    /// A writer without a file: its lines only feed the online encoder.
+    pub fn discard(limit_bytes: usize) -> Writer {
+        Writer {
+            file: None,
             segments: vec![Segment::Text(String::new())],
             buffered_bytes: 0,
             limit_bytes,
             next_hole: 0,
             written_bytes: 0,
-        })
+            online: None,
+            fed: (0, 0),
+        }
+    }
+
+    /// Feeds every line, once its place is final, to `encoder`; the encoder is handed to
+    /// `online::closed` when the writer finishes.
+    pub fn set_online(&mut self, encoder: OnlineEncoder) {
+        self.online = Some(Box::new(encoder));
+        self.feed_online();
+    }
+
+    /// Hands the text between the feed cursor and the first hole to the online encoder.
+    fn feed_online(&mut self) {
+        let Some(enc) = self.online.as_mut() else {
+            return;
+        };
+        let (mut i, mut off) = self.fed;
+        while let Some(Segment::Text(s)) = self.segments.get(i) {
+            enc.feed(&s[off..]);
+            if i + 1 == self.segments.len() {
+                off = s.len();
+                break;
+            }
+            i += 1;
+            off = 0;
+        }
+        self.fed = (i, off);
     }
 
     fn tail(&mut self) -> &mut String {
@@ -60,6 +104,7 @@ impl Writer {
         tail.push('\n');
         let added = tail.len() - before;
         self.buffered_bytes += added;
+        self.feed_online();
         self.maybe_flush()
     }
 
@@ -83,6 +128,7 @@ impl Writer {
             self.buffered_bytes += text.len();
             *seg = Segment::Text(text);
         }
+        self.feed_online();
         self.maybe_flush()
     }
 
@@ -118,8 +164,18 @@ impl Writer {
             }
         }
         self.buffered_bytes -= out.len();
-        self.written_bytes += out.len() as u64;
-        self.file.write_all(&out)
+        // Everything drained was before the first hole, so already fed.
+        self.fed = match self.fed {
+            (i, _) if i < ready => (0, 0),
+            (i, off) => (i - ready, off),
+        };
+        match &mut self.file {
+            Some(f) => {
+                self.written_bytes += out.len() as u64;
+                f.write_all(&out)
+            }
+            None => Ok(()),
+        }
     }
 
     /// Writes everything, replacing each remaining hole with `unfilled(id)` (a comment line).
@@ -132,14 +188,23 @@ impl Writer {
                 *seg = Segment::Text(text);
             }
         }
+        self.feed_online();
+        if let Some(enc) = self.online.take() {
+            crate::online::closed(*enc);
+        }
         self.flush_ready()?;
-        self.file.flush()
+        match &mut self.file {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
     }
 
     /// Writes the text before the first hole, then `last`, without allocating or changing
     /// the buffer (for a signal handler); the writer must not be used afterwards.
     pub fn write_on_signal(&self, last: &[u8]) {
-        let mut file = &self.file;
+        let Some(mut file) = self.file.as_ref() else {
+            return;
+        };
         for seg in &self.segments {
             match seg {
                 Segment::Text(s) => {

@@ -554,6 +554,63 @@ fn stencil_nonblocking_exchange_with_derived_columns() {
     assert_simgrid_replays(&run);
 }
 
+/// stencil3d on 8 ranks: `MPI_Dims_create` gives a periodic 2 x 2 x 2 grid, so rank r's
+/// neighbours across the x, y and z faces are r ^ 4, r ^ 2 and r ^ 1 (world rank =
+/// (x·2 + y)·2 + z), each one on both sides. Per iteration, face f (0 = −x, 1 = +x, ... 5 = +z)
+/// receives from the neighbour across f with tag f and sends to it with tag f ^ 1, n·n = 36
+/// MPI_DOUBLE; one waitall; one allreduce at the end.
+#[test]
+fn stencil3d_exchanges_six_faces_with_its_periodic_neighbours() {
+    let iters = 7usize;
+    let run = trace("stencil3d", "stencil3d", 8, &["6", "7"], &[]);
+    assert_ok(&run);
+    assert!(
+        run.stdout().contains("stencil3d: 2 x 2 x 2 ranks"),
+        "{}",
+        run.stdout()
+    );
+    for r in 0..8u32 {
+        let ru = r as usize;
+        assert_eq!(run.count(ru, "isend"), 6 * iters, "rank {r}");
+        assert_eq!(run.count(ru, "irecv"), 6 * iters, "rank {r}");
+        assert_eq!(run.count(ru, "waitall"), iters, "rank {r}");
+        assert_eq!(run.count(ru, "allreduce"), 1, "rank {r}");
+        let mut got: BTreeMap<(&str, u32, i32), usize> = BTreeMap::new();
+        for a in &run.actions[ru] {
+            let key = match a {
+                Action::Send {
+                    dst,
+                    tag,
+                    count: 36,
+                    dt: Some(Datatype::DOUBLE),
+                    blocking: false,
+                } => ("isend", *dst, *tag),
+                Action::Recv {
+                    src,
+                    tag,
+                    count: RecvCount::Count(36),
+                    dt: Some(Datatype::DOUBLE),
+                    blocking: false,
+                } => ("irecv", *src, *tag),
+                Action::Send { .. } | Action::Recv { .. } => panic!("rank {r}: {a:?}"),
+                _ => continue,
+            };
+            *got.entry(key).or_default() += 1;
+        }
+        let mut want = BTreeMap::new();
+        for f in 0..6i32 {
+            let peer = r ^ (4 >> (f / 2));
+            want.insert(("irecv", peer, f), iters);
+            want.insert(("isend", peer, f ^ 1), iters);
+        }
+        assert_eq!(got, want, "rank {r}");
+    }
+    assert_pairs_match(&run);
+    assert_requests_balanced(&run, 0);
+    assert_collectives_agree(&run);
+    assert_simgrid_replays(&run);
+}
+
 #[test]
 fn wildcard_receives_record_the_real_source_and_tag() {
     let run = trace("pi_mc", "pi_mc", 4, &["24", "20000"], &[]);

@@ -47,7 +47,7 @@ const FONT_PATHS: &[&str] = &[
 ];
 
 /// Registers a system font once; `Err` names the paths tried.
-fn font() -> Result<(), String> {
+pub(crate) fn font() -> Result<(), String> {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
     DONE.get_or_init(|| {
         for p in FONT_PATHS {
