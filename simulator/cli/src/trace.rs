@@ -75,6 +75,11 @@ pub struct TraceArgs {
     /// ranks measure their own instead.
     #[arg(long, value_name = "FLOPS")]
     pub ref_speed: Option<f64>,
+    /// Compute volumes from the hardware instruction counter (perf_event_open) instead of CPU
+    /// time: instructions × the reference kernel's flops per instruction. Where a rank has no
+    /// counter, CPU time × reference speed is used, with one notice (`TIMELESS_COUNTERS=1`).
+    #[arg(long)]
+    pub counters: bool,
     /// The MPI program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,
@@ -516,6 +521,9 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
     if args.timestamps {
         extra_env.push(("TIMELESS_TIMESTAMPS", "1".to_string()));
     }
+    if args.counters {
+        extra_env.push(("TIMELESS_COUNTERS", "1".to_string()));
+    }
     if let Some(s) = &speed {
         eprintln!(
             "timeless: reference speed {:.6e} flop/s ({})",
@@ -583,7 +591,11 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
         )));
     }
     if args.no_text {
-        return crate::compress::report_online(&out, args.np, None).map_err(Failure::Other);
+        crate::compress::report_online(&out, args.np, None).map_err(Failure::Other)?;
+        if let Some(c) = counters_line(&out) {
+            println!("  {c}");
+        }
+        return Ok(());
     }
     report(&out, args.np).map_err(Failure::Other)?;
     if args.compress {
@@ -674,11 +686,35 @@ fn report(out: &Path, np: usize) -> anyhow::Result<()> {
     if let Some(g) = gathered(out) {
         println!("  {g}");
     }
+    if let Some(c) = counters_line(out) {
+        println!("  {c}");
+    }
     println!(
         "Simulate with:\n  timeless simulate {} --platform PLATFORM.xml",
         out.join("trace-list.txt").display()
     );
     Ok(())
+}
+
+/// What `trace-meta.json` says of requested hardware counters (`compute_volume`), as one line;
+/// `None` when they were not requested.
+pub fn counters_line(out: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(out.join("trace-meta.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let c = v.get("compute_volume")?;
+    if c.get("requested")? == false {
+        return None;
+    }
+    Some(match c.get("fallback").and_then(|f| f.as_str()) {
+        Some(why) => format!("counters not used: {why}"),
+        None => {
+            format!(
+            "compute volumes from hardware counters: instructions x {:e} flops per instruction \
+             (rank 0's host)",
+            c["flops_per_instruction_rank_0"].as_f64().unwrap_or(f64::NAN)
+        )
+        }
+    })
 }
 
 /// The `gather` member the tracer added to `trace-meta.json`, as one line.

@@ -44,6 +44,7 @@ pub mod args;
 pub mod calibrate;
 pub mod clock;
 pub mod control;
+pub mod counters;
 pub mod finalize;
 pub mod fortran;
 pub mod gather;

@@ -54,6 +54,8 @@ pub trait Hook<A> {
 pub struct Entry {
     t_in: f64,
     wall_in: f64,
+    /// Instruction counter at entry, when counters are used (see `counters`).
+    ins_in: Option<crate::counters::Reading>,
 }
 
 impl Drop for Entry {
@@ -78,10 +80,19 @@ pub fn enter() -> Option<Entry> {
         0.0
     };
     let t_in = thread_cpu_chained_secs();
+    let ins_in = if crate::counters::active() {
+        crate::counters::thread_instructions()
+    } else {
+        None
+    };
     // Injected cost of the enter event: after the call's enter timestamp, as a tracer writes
     // its enter record; inside the call, outside the compute burst.
     stamps::inject();
-    Some(Entry { t_in, wall_in })
+    Some(Entry {
+        t_in,
+        wall_in,
+        ins_in,
+    })
 }
 
 /// Runs `H::pre` after recording the compute burst that ended at entry.
@@ -97,7 +108,7 @@ pub fn pre<H: Hook<A>, A>(e: &Entry, a: &A) -> Option<H::Stash> {
         });
     }
     with_tracer("pre", |t| {
-        t.burst(e.t_in)?;
+        t.burst(e.t_in, e.ins_in)?;
         t.set_call(e.wall_in, e.wall_in);
         H::pre(t, a)
     })
@@ -139,7 +150,7 @@ pub fn set_recording(e: &Entry, on: bool, why: &str) {
             t.resume();
             t.note(format_args!("tracing resumed by {why}"))
         } else {
-            t.burst(e.t_in)?;
+            t.burst(e.t_in, e.ins_in)?;
             t.note(format_args!("tracing paused by {why}"))
         }
     });

@@ -15,7 +15,8 @@
 //! read the real thread CPU clock, default 20e-6 s; see `clock`), `TIMELESS_FLUSH_SECS`
 //! (buffered lines older than this are written out, default 1 s, 0: only when the buffer
 //! fills), `TIMELESS_MODE` (acquisition
-//! mode written in the metadata),
+//! mode written in the metadata), `TIMELESS_COUNTERS` (`1` or `instructions`: compute volumes
+//! from the instruction counter where every rank has one, see `counters`),
 //! `TIMELESS_INJECT_PANIC=n` (tests only: the tracer panics at its n-th record, to check that
 //! the program survives it).
 
@@ -24,6 +25,7 @@ use std::path::PathBuf;
 
 use crate::calibrate::{self, median, Calibration};
 use crate::clock;
+use crate::counters::{self, Request};
 use crate::meta::{self, Json};
 use crate::mpi;
 use crate::runtime;
@@ -44,6 +46,13 @@ struct RankInfo {
     overhead_secs: f64,
     granularity_secs: f64,
     kernel_cpu_secs: f64,
+    /// The reference kernel's flops per instruction (0 unless counted, see `counters`).
+    flops_per_instruction: f64,
+    /// Instructions of one counted kernel run (0 unless counted).
+    kernel_instructions: f64,
+    /// Counters: 0 not requested, 1 open, 2 failed (`counter_errno` says why).
+    counters: i32,
+    counter_errno: i32,
     cpus: i32,
     /// CPUs this rank may run on (its affinity mask).
     allowed_cpus: i32,
@@ -116,12 +125,30 @@ fn try_start() -> Result<(), Fail> {
             ))
         });
     let cal = calibrate::reference_speed();
+    let request = counters::request_from_env();
+    let counted = match request {
+        Request::Instructions => Some(counters::kernel_flops_per_instruction()),
+        Request::Off | Request::Unknown(_) => None,
+    };
+    // After the counter is opened: the per-event cost then includes its reads.
     let overhead = measure_overhead(rank, size);
     let mut info = RankInfo {
         speed: cal.flops_per_sec,
         overhead_secs: overhead,
         granularity_secs: clock::thread_cpu_measured_granularity_secs(),
         kernel_cpu_secs: cal.kernel_cpu_secs,
+        flops_per_instruction: counted
+            .and_then(Result::ok)
+            .map_or(0.0, |k| k.flops_per_instruction),
+        kernel_instructions: counted
+            .and_then(Result::ok)
+            .map_or(0.0, |k| k.kernel_instructions as f64),
+        counters: match counted {
+            None => 0,
+            Some(Ok(_)) => 1,
+            Some(Err(_)) => 2,
+        },
+        counter_errno: counted.and_then(Result::err).unwrap_or(0),
         // SAFETY: sysconf has no preconditions.
         cpus: unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as i32,
         allowed_cpus: allowed_cpus(),
@@ -155,9 +182,15 @@ fn try_start() -> Result<(), Fail> {
         .map(|i| i.speed)
         .collect();
     let speed = median(&same_host);
+    let volume = ComputeVolume::decide(&request, &all, &host);
+    if rank == 0 {
+        if let Some(notice) = volume.fallback() {
+            eprintln!("timeless-preload: {notice}");
+        }
+    }
 
     let files = if rank == 0 {
-        let meta = metadata(&all, &cal, size, &dir);
+        let meta = metadata(&all, &cal, &volume, size, &dir);
         (if crate::online::text_enabled() {
             meta::write_list(&dir, size)
         } else {
@@ -205,9 +238,20 @@ fn try_start() -> Result<(), Fail> {
     t.note(format_args!(
         "{VERSION}: rank {rank} of {size}, SimGrid 3.32 time-independent format"
     ))?;
-    t.note(format_args!(
-        "host {host}; compute volumes in flops = thread CPU seconds x {speed:e} flop/s"
-    ))?;
+    match volume.flops_per_instruction {
+        Some(ratio) => {
+            counters::activate();
+            t.count_instructions(ratio);
+            t.note(format_args!(
+                "host {host}; compute volumes in flops = user-space instructions x {ratio:e} \
+                 flops per instruction (the reference kernel's; {} counter)",
+                counters::COUNTER_NAME
+            ))?;
+        }
+        None => t.note(format_args!(
+            "host {host}; compute volumes in flops = thread CPU seconds x {speed:e} flop/s"
+        ))?,
+    }
     t.comms.get(world)?; // world is communicator 0
     t.rec(format_args!("init"))?;
     // On disk from the start: a rank killed at any later point leaves a valid prefix.
@@ -285,6 +329,8 @@ fn measure_overhead(rank: u32, size: u32) -> f64 {
     let table: std::collections::HashMap<u64, u8> = (0..64).map(|i| (i * 8, i as u8)).collect();
     calibrate::per_event_secs(2000, |i| {
         let t0 = clock::thread_cpu_chained_secs();
+        // Reads this thread's instruction counter if it is open (see `counters`).
+        std::hint::black_box(counters::thread_instructions());
         let _ = std::panic::catch_unwind(|| {
             let mut s = scratch.lock().unwrap_or_else(|p| p.into_inner());
             s.clear();
@@ -293,6 +339,7 @@ fn measure_overhead(rank: u32, size: u32) -> f64 {
             std::hint::black_box(&*s);
         });
         std::hint::black_box(clock::thread_cpu_chained_secs() - t0);
+        std::hint::black_box(counters::thread_instructions());
     })
 }
 
@@ -307,7 +354,112 @@ fn command_line() -> Vec<Json> {
         .unwrap_or_default()
 }
 
-fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Path) -> Json {
+/// How the run's compute volumes are measured, decided from every rank's start-up report.
+#[derive(Debug, Clone, PartialEq)]
+struct ComputeVolume {
+    /// What `TIMELESS_COUNTERS` asked for.
+    request: Request,
+    /// The ratio this rank converts instructions with (median of its host's ranks), when
+    /// counters are used: only if every rank counted the kernel.
+    flops_per_instruction: Option<f64>,
+    /// Ranks whose counter failed, with their errno.
+    failed: Vec<(usize, i32)>,
+    /// Ranks of the run.
+    ranks: usize,
+}
+
+impl ComputeVolume {
+    fn decide(request: &Request, all: &[RankInfo], host: &str) -> ComputeVolume {
+        let failed: Vec<(usize, i32)> = all
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.counters == 2)
+            .map(|(r, i)| (r, i.counter_errno))
+            .collect();
+        let counted = *request == Request::Instructions && all.iter().all(|i| i.counters == 1);
+        let ratio = counted.then(|| {
+            let ratios: Vec<f64> = all
+                .iter()
+                .filter(|i| i.host() == host)
+                .map(|i| i.flops_per_instruction)
+                .collect();
+            median(&ratios)
+        });
+        ComputeVolume {
+            request: request.clone(),
+            flops_per_instruction: ratio,
+            failed,
+            ranks: all.len(),
+        }
+    }
+
+    /// Why counters were requested but not used (`None` if not requested, or used): the one
+    /// stderr line rank 0 writes, also recorded as `compute_volume.fallback`.
+    fn fallback(&self) -> Option<String> {
+        match &self.request {
+            Request::Off => None,
+            Request::Unknown(v) => Some(format!(
+                "TIMELESS_COUNTERS='{v}' is neither 1 nor instructions: hardware counters not \
+                 used, compute volumes are thread CPU time x reference speed instead"
+            )),
+            Request::Instructions if self.flops_per_instruction.is_some() => None,
+            Request::Instructions => {
+                let mut errnos: Vec<i32> = self.failed.iter().map(|&(_, e)| e).collect();
+                errnos.sort_unstable();
+                errnos.dedup();
+                let why: Vec<String> = errnos.into_iter().map(counters::describe_errno).collect();
+                Some(format!(
+                    "hardware counters requested (TIMELESS_COUNTERS), but perf_event_open({}) \
+                     failed on {} of {} ranks with {}: compute volumes are thread CPU time \
+                     x reference speed instead",
+                    counters::COUNTER_NAME,
+                    self.failed.len(),
+                    self.ranks,
+                    why.join(", ")
+                ))
+            }
+        }
+    }
+
+    fn json(&self, all: &[RankInfo]) -> Json {
+        let per_rank =
+            |f: fn(&RankInfo) -> f64| Json::Arr(all.iter().map(|i| Json::Num(f(i))).collect());
+        let requested = match &self.request {
+            Request::Off => Json::Bool(false),
+            Request::Instructions => Json::str("instructions"),
+            Request::Unknown(v) => Json::str(v.clone()),
+        };
+        let mut fields = vec![("requested", requested)];
+        match self.flops_per_instruction {
+            Some(ratio) => fields.extend([
+                ("source", Json::str("hardware counter")),
+                ("unit", Json::str("flops: user-space instructions of the burst scaled by the reference kernel's flops per instruction")),
+                ("counter", Json::str(format!("{} (perf_event_open, PERF_TYPE_HARDWARE, exclude_kernel, exclude_hv), one per traced thread, read with read(2) at the tracer points of the CPU clock", counters::COUNTER_NAME))),
+                ("flops_per_instruction_rank_0", Json::Num(ratio)),
+                ("per_rank_flops_per_instruction", per_rank(|i| i.flops_per_instruction)),
+                ("per_rank_kernel_instructions_per_run", per_rank(|i| i.kernel_instructions)),
+                ("kernel_flops_per_counted_run", Json::Num(counters::KERNEL_COUNT_REPS as f64 * timeless_refkernel::KERNEL_FLOPS_PER_REP)),
+                ("rule", Json::str("each rank converts with the median ratio of the ranks on its host; fewest instructions of 3 counted kernel runs per rank")),
+            ]),
+            None => {
+                fields.push(("source", Json::str("thread CPU time")));
+                fields.push(("unit", Json::str("flops: thread CPU seconds of the burst x the host's reference speed")));
+                if let Some(why) = self.fallback() {
+                    fields.push(("fallback", Json::str(why)));
+                }
+            }
+        }
+        Json::Obj(fields)
+    }
+}
+
+fn metadata(
+    all: &[RankInfo],
+    cal: &Calibration,
+    volume: &ComputeVolume,
+    size: u32,
+    dir: &std::path::Path,
+) -> Json {
     // Hosts in order of their first rank.
     let mut hosts: Vec<(String, Vec<usize>)> = Vec::new();
     for (r, i) in all.iter().enumerate() {
@@ -369,10 +521,18 @@ fn metadata(all: &[RankInfo], cal: &Calibration, size: u32, dir: &std::path::Pat
         (
             "volume_units",
             Json::Obj(vec![
-                ("compute", Json::str("flops: thread CPU seconds of the burst x the host's reference speed")),
+                (
+                    "compute",
+                    Json::str(if volume.flops_per_instruction.is_some() {
+                        "flops: user-space instructions of the burst x the reference kernel's flops per instruction (compute_volume)"
+                    } else {
+                        "flops: thread CPU seconds of the burst x the host's reference speed"
+                    }),
+                ),
                 ("messages", Json::str("elements of the written datatype id; id 6 (MPI_BYTE) for derived datatypes")),
             ]),
         ),
+        ("compute_volume", volume.json(all)),
         (
             "reference_speed",
             Json::Obj(vec![

@@ -360,6 +360,24 @@ pub struct Settings {
     pub flush_secs: f64,
 }
 
+/// Bursts measured with the instruction counter (`counters`): what is pending besides
+/// `pending_cpu`, which still decides when a burst is long enough to be written.
+#[derive(Debug, Clone)]
+struct Counted {
+    /// Reference flops per instruction (the kernel's).
+    flops_per_instruction: f64,
+    /// Counter reading when the tracer last handed control back to the program.
+    last_exit: Option<crate::counters::Reading>,
+    /// Instructions of compute not written yet.
+    pending_instructions: u64,
+    /// CPU seconds of compute not written yet whose interval had no counter reading (a thread
+    /// without counter, or an interval across threads): converted with the reference speed.
+    pending_uncounted_cpu: f64,
+    /// Intervals measured in instructions, and with CPU time instead.
+    counted_intervals: u64,
+    uncounted_intervals: u64,
+}
+
 /// One rank's tracer.
 pub struct Tracer {
     rank: u32,
@@ -371,6 +389,8 @@ pub struct Tracer {
     last_exit: f64,
     /// CPU seconds of compute not written yet (bursts under `min_burst_secs`).
     pending_cpu: f64,
+    /// Compute measured in instructions, when hardware counters are used (see `counters`).
+    counted: Option<Counted>,
     settings: Settings,
     pub comms: CommTable,
     pub types: TypeTable,
@@ -413,6 +433,7 @@ impl Tracer {
             speed,
             last_exit: thread_cpu_chained_secs(),
             pending_cpu: 0.0,
+            counted: None,
             settings,
             comms,
             types: TypeTable::from_library(),
@@ -425,6 +446,19 @@ impl Tracer {
             clock_noted: false,
             stamped: None,
         }
+    }
+
+    /// Measures the bursts from now on in instructions, converted with `flops_per_instruction`
+    /// (the reference kernel's, see `counters`); the counters must be active.
+    pub fn count_instructions(&mut self, flops_per_instruction: f64) {
+        self.counted = Some(Counted {
+            flops_per_instruction,
+            last_exit: crate::counters::thread_instructions(),
+            pending_instructions: 0,
+            pending_uncounted_cpu: 0.0,
+            counted_intervals: 0,
+            uncounted_intervals: 0,
+        });
     }
 
     /// Also writes every record, timestamped, to `stamped`.
@@ -497,18 +531,52 @@ impl Tracer {
         Ok(())
     }
 
-    /// Accounts the CPU time since the tracer last returned to the program as compute. It is
+    /// Accounts the CPU time since the tracer last returned to the program as compute (and
+    /// the instructions, `ins_in` being the counter at entry, when counters are used). It is
     /// written before the next action record, so calls that record nothing (a failed
     /// `MPI_Iprobe` in a polling loop) do not split a burst.
-    pub fn burst(&mut self, t_in: f64) -> Result<(), Fail> {
-        self.pending_cpu += (t_in - self.last_exit).max(0.0);
+    pub fn burst(
+        &mut self,
+        t_in: f64,
+        ins_in: Option<crate::counters::Reading>,
+    ) -> Result<(), Fail> {
+        let cpu = (t_in - self.last_exit).max(0.0);
+        self.pending_cpu += cpu;
+        if let Some(c) = &mut self.counted {
+            match c
+                .last_exit
+                .zip(ins_in)
+                .and_then(|(a, b)| crate::counters::delta(a, b))
+            {
+                Some(n) => {
+                    c.pending_instructions += n;
+                    c.counted_intervals += 1;
+                }
+                None => {
+                    c.pending_uncounted_cpu += cpu;
+                    c.uncounted_intervals += 1;
+                }
+            }
+        }
         Ok(())
     }
 
-    /// Writes the pending compute if it reaches the minimum burst; shorter bursts carry over.
+    /// Writes the pending compute if it reaches the minimum burst (in CPU seconds, with or
+    /// without counters); shorter bursts carry over.
     fn flush_compute(&mut self) -> Result<(), Fail> {
         if self.pending_cpu >= self.settings.min_burst_secs && self.pending_cpu > 0.0 {
-            let flops = (self.pending_cpu * self.speed).round();
+            let flops = match &mut self.counted {
+                None => (self.pending_cpu * self.speed).round(),
+                Some(c) => {
+                    let f = crate::counters::burst_flops(
+                        c.pending_instructions,
+                        c.flops_per_instruction,
+                    ) + c.pending_uncounted_cpu * self.speed;
+                    c.pending_instructions = 0;
+                    c.pending_uncounted_cpu = 0.0;
+                    f.round()
+                }
+            };
             self.pending_cpu = 0.0;
             if flops >= 1.0 {
                 self.untimed_action(format_args!("compute {}", flops as u64))?;
@@ -520,6 +588,14 @@ impl Tracer {
     /// Recording resumes after a pause: the compute since the pause is dropped.
     pub fn resume(&mut self) {
         self.last_exit = thread_cpu_chained_secs();
+        self.mark_counter();
+    }
+
+    /// Reads the instruction counter where a burst starts, when counters are used.
+    fn mark_counter(&mut self) {
+        if let Some(c) = &mut self.counted {
+            c.last_exit = crate::counters::thread_instructions();
+        }
     }
 
     /// Marks the end of the tracer's work for this call: writes the buffered lines if the last
@@ -528,6 +604,7 @@ impl Tracer {
     pub fn end_event(&mut self) -> Result<(), Fail> {
         let r = self.flush_if_due(crate::clock::last_point_wall_secs());
         self.last_exit = thread_cpu_chained_secs();
+        self.mark_counter();
         r
     }
 
@@ -583,7 +660,15 @@ impl Tracer {
             "thread CPU clock: {exact} real reads, {estimated} estimated from the wall clock \
              (intervals up to {:e} s)",
             crate::clock::exact_above_secs()
-        ))
+        ))?;
+        if let Some(c) = &self.counted {
+            let (n, u) = (c.counted_intervals, c.uncounted_intervals);
+            self.note(format_args!(
+                "instruction counter: {n} intervals counted, {u} measured with the CPU clock \
+                 instead (no counter on their thread, or across threads)"
+            ))?;
+        }
+        Ok(())
     }
 
     /// From a signal handler: writes the buffered whole lines, then `last`, and closes the
