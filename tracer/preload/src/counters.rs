@@ -20,6 +20,14 @@
 //! speed as without the request. A thread whose counter cannot be opened later, or an interval
 //! that starts and ends on different threads, is converted with CPU time × speed too (counted
 //! in the trace's closing note).
+//!
+//! # Testing without hardware counters
+//!
+//! `TIMELESS_COUNTERS_TEST_EVENT=task-clock` (tests only) counts the software event
+//! `PERF_COUNT_SW_TASK_CLOCK` (nanoseconds on the CPU) in place of instructions, which works on
+//! machines without a PMU. The whole counter path then runs, and since the kernel's "flops per
+//! instruction" becomes its flops per CPU nanosecond, the volumes must agree with CPU time ×
+//! speed: what the integration test checks.
 
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -32,6 +40,29 @@ pub const COUNTER_NAME: &str = "PERF_COUNT_HW_INSTRUCTIONS";
 const PERF_TYPE_HARDWARE: u32 = 0;
 /// `PERF_COUNT_HW_INSTRUCTIONS`.
 const PERF_COUNT_HW_INSTRUCTIONS: u64 = 1;
+/// `PERF_TYPE_SOFTWARE` / `PERF_COUNT_SW_TASK_CLOCK`: the test stand-in (module docs).
+const PERF_TYPE_SOFTWARE: u32 = 1;
+const PERF_COUNT_SW_TASK_CLOCK: u64 = 1;
+
+/// The event counted: (type, config, name). Instructions, unless the test stand-in is asked for.
+fn event() -> (u32, u64, &'static str) {
+    static EVENT: std::sync::OnceLock<(u32, u64, &'static str)> = std::sync::OnceLock::new();
+    *EVENT.get_or_init(
+        || match std::env::var("TIMELESS_COUNTERS_TEST_EVENT").as_deref() {
+            Ok("task-clock") => (
+                PERF_TYPE_SOFTWARE,
+                PERF_COUNT_SW_TASK_CLOCK,
+                "PERF_COUNT_SW_TASK_CLOCK (test stand-in for instructions)",
+            ),
+            _ => (PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, COUNTER_NAME),
+        },
+    )
+}
+
+/// The name of the counted event: [`COUNTER_NAME`], or the test stand-in's (module docs).
+pub fn counter_name() -> &'static str {
+    event().2
+}
 /// Bits of the attribute's flag word: `exclude_kernel` (bit 5), `exclude_hv` (bit 6).
 const EXCLUDE_KERNEL: u64 = 1 << 5;
 const EXCLUDE_HV: u64 = 1 << 6;
@@ -92,10 +123,11 @@ impl Counter {
     /// # Errors
     /// The `errno` of `perf_event_open(2)`.
     pub fn open_instructions() -> Result<Counter, i32> {
+        let (kind, config, _) = event();
         let attr = PerfEventAttr {
-            kind: PERF_TYPE_HARDWARE,
+            kind,
             size: std::mem::size_of::<PerfEventAttr>() as u32,
-            config: PERF_COUNT_HW_INSTRUCTIONS,
+            config,
             flags: EXCLUDE_KERNEL | EXCLUDE_HV,
             ..PerfEventAttr::default()
         };

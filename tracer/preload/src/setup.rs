@@ -245,7 +245,7 @@ fn try_start() -> Result<(), Fail> {
             t.note(format_args!(
                 "host {host}; compute volumes in flops = user-space instructions x {ratio:e} \
                  flops per instruction (the reference kernel's; {} counter)",
-                counters::COUNTER_NAME
+                counters::counter_name()
             ))?;
         }
         None => t.note(format_args!(
@@ -412,7 +412,7 @@ impl ComputeVolume {
                     "hardware counters requested (TIMELESS_COUNTERS), but perf_event_open({}) \
                      failed on {} of {} ranks with {}: compute volumes are thread CPU time \
                      x reference speed instead",
-                    counters::COUNTER_NAME,
+                    counters::counter_name(),
                     self.failed.len(),
                     self.ranks,
                     why.join(", ")
@@ -434,7 +434,7 @@ impl ComputeVolume {
             Some(ratio) => fields.extend([
                 ("source", Json::str("hardware counter")),
                 ("unit", Json::str("flops: user-space instructions of the burst scaled by the reference kernel's flops per instruction")),
-                ("counter", Json::str(format!("{} (perf_event_open, PERF_TYPE_HARDWARE, exclude_kernel, exclude_hv), one per traced thread, read with read(2) at the tracer points of the CPU clock", counters::COUNTER_NAME))),
+                ("counter", Json::str(format!("{} (perf_event_open, user space only: exclude_kernel, exclude_hv), one per traced thread, read with read(2) at the tracer points of the CPU clock", counters::counter_name()))),
                 ("flops_per_instruction_rank_0", Json::Num(ratio)),
                 ("per_rank_flops_per_instruction", per_rank(|i| i.flops_per_instruction)),
                 ("per_rank_kernel_instructions_per_run", per_rank(|i| i.kernel_instructions)),
