@@ -28,7 +28,9 @@
 //!   rank killed by `SIGTERM`, `SIGINT` or `SIGABRT` writes its buffered lines ([`signals`]).
 //! * **Compute** between MPI calls is the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`) from
 //!   the end of one wrapper to the start of the next, times a reference speed measured at
-//!   start-up ([`calibrate`]); the tracer's own time is outside the bursts.
+//!   start-up ([`calibrate`]); the tracer's own time is outside the bursts. On request
+//!   (`TIMELESS_COUNTERS`), user-space instructions between the same points, times the
+//!   reference kernel's flops per instruction ([`counters`]), where every rank has the counter.
 //! * **Switching** ([`control`]): `MPI_Pcontrol` and the info key `TIMELESS_TRACING` pause
 //!   and resume recording from inside the program.
 //! * **Files** ([`meta`], [`setup`]): `rank-<r>.txt`, `trace-list.txt`, `trace-meta.json`;
