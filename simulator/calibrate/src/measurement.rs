@@ -15,6 +15,10 @@ pub enum Op {
     /// Round trip of an `MPI_Send` + `MPI_Recv` ping-pong, measured on rank 0 (SKaMPI's
     /// `Pingpong_Send_Recv`; seed 003 §5).
     PingPong,
+    /// Time of one bidirectional exchange, measured on rank 0: both ranks post `MPI_Irecv` and
+    /// `MPI_Isend` of the same size to each other and wait for both (two concurrent flows in
+    /// opposite directions; [`crate::network::fit_pair_sharing`]).
+    Exchange,
     /// Duration of `MPI_Send` while the receiver posts its receive late: the send overhead
     /// `smpi/os` for eager (detached) sizes; for rendezvous sizes the call waits for the receiver.
     Send,
@@ -35,8 +39,9 @@ pub enum Op {
 
 impl Op {
     /// Every operation, in CSV order.
-    pub const ALL: [Op; 7] = [
+    pub const ALL: [Op; 8] = [
         Op::PingPong,
+        Op::Exchange,
         Op::Send,
         Op::SendBurst,
         Op::Isend,
@@ -49,6 +54,7 @@ impl Op {
     pub fn name(self) -> &'static str {
         match self {
             Op::PingPong => "pingpong",
+            Op::Exchange => "exchange",
             Op::Send => "send",
             Op::SendBurst => "send_burst",
             Op::Isend => "isend",
