@@ -22,6 +22,9 @@ timed "$target/release/timeless" calibrate network -n 2 --out "$out"
 rm "$out/segments4/pingpong.csv" # the same samples as "$out/pingpong.csv"
 # Folded: the same host speed, and the eager/rendezvous switch of the unfolded run (a protocol
 # property; in a folded run the late receiver's core is shared, which blurs its detection).
+# Concurrent flows of a folded run split one bandwidth (one SHARED link, --no-flow-sharing):
+# all ranks copy messages on the same cores; the exchange of the folded benchmark does not show
+# it (README, "Folded runs").
 speed=$(sed -n 's/.*speed="\([^"]*\)f".*/\1/p' "$out/platform.xml")
 thresh=$(sed -n 's/^smpi\/send-is-detached-thresh://p' "$out/smpi.cfg")
 cores=$(nproc)
@@ -29,6 +32,6 @@ folds=$(awk -v c="$cores" '!/^#/ && NF >= 2 && $2 > c { print int(($2 + c - 1) /
     "$root/validation/calibration/cases.txt" | sort -un)
 for k in $folds; do
     timed "$target/release/timeless" calibrate network --fold "$k" --out "$out/fold$k" \
-        --speed "$speed" --detached-thresh "$thresh"
+        --speed "$speed" --detached-thresh "$thresh" --no-flow-sharing
 done
 timed "$target/release/timeless" calibrate compute --runs 5 | tee "$out/compute.txt"

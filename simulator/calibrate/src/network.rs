@@ -14,24 +14,25 @@
 //! K segments on P = S + 16 and converted by [`crate::simgrid::network_factors`]; `os`, `or` and
 //! `ois` are fitted with one line per segment of the same split.
 //!
-//! # Concurrent flows: the bidirectional exchange
-//! Two ranks that both post `MPI_Irecv` + `MPI_Isend` of S bytes to each other and wait for both
-//! ([`Op::Exchange`]) run two flows at once, in opposite directions. In SimGrid's replay of that
-//! exchange (`isend; irecv; waitall` on both ranks) each rank costs `ois(S)`, then both
-//! transfers run together (latency `a(S)` each, not shared), then `or(S)` for S below the
-//! detached threshold:
+//! # Concurrent flows: the exchange
+//! In the benchmark's exchange ([`Op::Exchange`]) F ranks ([`Op::ExchangeRanks`], 2 by default:
+//! one pair; every pair of a folded run with `--busy-pairs`) start at once, each posting
+//! `MPI_Irecv` + `MPI_Isend` of S bytes to its partner and waiting for both: F flows of S bytes.
+//! In SimGrid's replay of it (`irecv; isend; waitall` on every rank) each rank costs `ois(S)`,
+//! then the F transfers run together (latency `a(S)` each, not shared), then `or(S)` for S below
+//! the detached threshold:
 //!
 //! `E(S) = ois(S) + a(S) + u · D(S) + [S < thresh] · or(S)`, with `D(S) = b(S) · P`,
 //!
-//! where `a + b·P` is the lone flow's fitted one-way time and `u = max(1, 2/m)` how much
-//! slower each flow drains when two share the route: m is the aggregate bandwidth of the two
-//! flows over a lone flow's (m = 1: one SHARED link, the flows split one bandwidth; m = 2: no
-//! sharing at all; [`crate::simgrid::LinkSpec`] writes it as a FATPIPE link plus a SHARED link
-//! of 1.05·m·B). `u` is fitted by relative least squares over the sizes of the bandwidth regime
+//! where `a + b·P` is the lone flow's fitted one-way time and `u = max(1, F/m)` how much slower
+//! each flow drains when F share the route: m is the aggregate bandwidth of concurrent flows
+//! over a lone flow's (m = 1: one SHARED link, the flows split one bandwidth; m = F: no sharing
+//! among the F; [`crate::simgrid::LinkSpec`] writes it as a FATPIPE link plus a SHARED link of
+//! 1.05·m·B). `u` is fitted by relative least squares over the sizes of the bandwidth regime
 //! (`D(S)` at least half of `a(S) + D(S)`; below it the exchange time says nothing about
-//! sharing): `u = Σ D(E − c)/E² / Σ D²/E²` with `c = ois + a + or`, and `m = 2/u` clamped to
-//! [1, 2] (max-min sharing can neither make two flows slower together than one flow alone
-//! splitting its bandwidth, nor faster than two lone flows).
+//! sharing): `u = Σ D(E − c)/E² / Σ D²/E²` with `c = ois + a + or`, and `m = F/u` clamped to
+//! [1, F] (max-min sharing can neither make the flows slower together than one flow alone
+//! splitting its bandwidth, nor faster than F lone flows).
 //!
 //! # Eager/rendezvous threshold
 //! The benchmark times `MPI_Send` while the receiver posts late by `late` seconds: an eager send
@@ -74,6 +75,10 @@ pub struct NetworkOptions {
     /// a larger message taking less than half the time of the previous size is an error; smaller
     /// dips happen on a loaded machine, e.g. for multi-MiB messages near the cache size).
     pub monotonic_tolerance: f64,
+    /// Fit how concurrent flows share the route from the [`Op::Exchange`] measurements, when
+    /// present (true); false ignores them and writes one SHARED link (concurrent flows split
+    /// one bandwidth).
+    pub flow_sharing: bool,
 }
 
 impl Default for NetworkOptions {
@@ -86,6 +91,7 @@ impl Default for NetworkOptions {
             crosstraffic_weight: SHARED_LINK_WEIGHT,
             detached_thresh_bytes: None,
             monotonic_tolerance: 0.5,
+            flow_sharing: true,
         }
     }
 }
@@ -115,11 +121,11 @@ pub struct NetworkCalibration {
     /// Where `params.detached_thresh_bytes` came from.
     pub threshold_source: ThresholdSource,
     /// How two concurrent flows share the route, when the exchange was measured.
-    pub pair_sharing: Option<PairSharing>,
+    pub flow_sharing: Option<FlowSharing>,
 }
 
 /// Smallest share of the lone flow's one-way time `a(S) + D(S)` that its transfer term `D(S)`
-/// must have for size S to count in the fit of [`PairSharing`] (module docs).
+/// must have for size S to count in the fit of [`FlowSharing`] (module docs).
 pub const BANDWIDTH_REGIME_SHARE: f64 = 0.5;
 
 /// One size of the bidirectional exchange (module docs), seconds.
@@ -138,28 +144,30 @@ pub struct ExchangePoint {
 }
 
 impl ExchangePoint {
-    /// The model's exchange time when two flows get an aggregate m times a lone flow's
-    /// bandwidth: `c + D · max(1, 2/m)`.
-    pub fn model_secs(&self, aggregate_ratio: f64) -> f64 {
-        self.fixed_secs + self.transfer_secs * (2.0 / aggregate_ratio).max(1.0)
+    /// The model's exchange time when `flows` concurrent flows get an aggregate m times a lone
+    /// flow's bandwidth: `c + D · max(1, flows/m)`.
+    pub fn model_secs(&self, aggregate_ratio: f64, flows: u64) -> f64 {
+        self.fixed_secs + self.transfer_secs * (flows as f64 / aggregate_ratio).max(1.0)
     }
 
-    /// The ratio m this size alone implies, `2 D / (E − c)` (infinite when the measured
-    /// exchange is no longer than its fixed part).
-    pub fn ratio(&self) -> f64 {
+    /// The ratio m this size alone implies with `flows` concurrent flows, `F·D / (E − c)`
+    /// (infinite when the measured exchange is no longer than its fixed part).
+    pub fn ratio(&self, flows: u64) -> f64 {
         let r = self.measured_secs - self.fixed_secs;
         if r > 0.0 {
-            2.0 * self.transfer_secs / r
+            flows as f64 * self.transfer_secs / r
         } else {
             f64::INFINITY
         }
     }
 }
 
-/// How two concurrent flows share the route (module docs).
+/// How concurrent flows share the route (module docs).
 #[derive(Debug, Clone, PartialEq)]
-pub struct PairSharing {
-    /// m, clamped to [1, 2]: what the platform is written with.
+pub struct FlowSharing {
+    /// F: the flows of one exchange (the ranks that exchanged at once).
+    pub flows: u64,
+    /// m, clamped to [1, F]: what the platform is written with.
     pub aggregate_ratio: f64,
     /// The least-squares m before clamping (infinite when the fitted u is <= 0).
     pub fitted_ratio: f64,
@@ -167,23 +175,38 @@ pub struct PairSharing {
     pub points: Vec<ExchangePoint>,
 }
 
-/// Fits m, the aggregate bandwidth of two concurrent flows over a lone flow's, from the
-/// [`Op::Exchange`] medians, given the lone flow's fit and the overheads the replay will charge
-/// (module docs). `None` when the exchange was not measured.
+/// Fits m, the aggregate bandwidth of concurrent flows over a lone flow's, from the
+/// [`Op::Exchange`] medians and the [`Op::ExchangeRanks`] count (2 when absent), given the lone
+/// flow's fit and the overheads the replay will charge (module docs). `None` when the exchange
+/// was not measured.
 ///
 /// # Errors
 /// [`CalibrateError::TooFewSizes`] when fewer than `min_points` sizes are in the bandwidth
-/// regime.
-pub fn fit_pair_sharing(
+/// regime; [`CalibrateError::Invalid`] for an exchange of fewer than 2 ranks or two different
+/// counts.
+pub fn fit_flow_sharing(
     m: &Measurements,
     fit: &PiecewiseFit,
     params: &SimgridParams,
     min_points: usize,
-) -> Result<Option<PairSharing>, CalibrateError> {
+) -> Result<Option<FlowSharing>, CalibrateError> {
     let medians = m.medians(Op::Exchange);
     if medians.is_empty() {
         return Ok(None);
     }
+    let counts = m.medians(Op::ExchangeRanks);
+    let flows = match counts.as_slice() {
+        [] => 2,
+        [one] if one.size_bytes >= 2 => one.size_bytes,
+        _ => {
+            return Err(CalibrateError::Invalid {
+                what: format!(
+                    "'exchange_ranks' must be one count >= 2 (the ranks that exchanged at once), found {:?}",
+                    counts.iter().map(|c| c.size_bytes).collect::<Vec<_>>()
+                ),
+            })
+        }
+    };
     let points: Vec<ExchangePoint> = medians
         .iter()
         .map(|p| {
@@ -223,9 +246,11 @@ pub fn fit_pair_sharing(
         den += w * p.transfer_secs * p.transfer_secs;
     }
     let u = num / den;
-    let fitted_ratio = if u > 0.0 { 2.0 / u } else { f64::INFINITY };
-    Ok(Some(PairSharing {
-        aggregate_ratio: fitted_ratio.clamp(1.0, 2.0),
+    let f = flows as f64;
+    let fitted_ratio = if u > 0.0 { f / u } else { f64::INFINITY };
+    Ok(Some(FlowSharing {
+        flows,
+        aggregate_ratio: fitted_ratio.clamp(1.0, f),
         fitted_ratio,
         points,
     }))
@@ -311,7 +336,7 @@ fn overhead_entries(
 /// [`CalibrateError::MissingSeries`] without `pingpong` samples; [`CalibrateError::TooFewSizes`]
 /// with fewer than `segments × min_points` sizes; [`CalibrateError::NonMonotonic`] when the
 /// ping-pong medians drop by more than the tolerance; [`CalibrateError::Invalid`] when the
-/// overheads exceed half the round trip at some size; the errors of [`fit_pair_sharing`].
+/// overheads exceed half the round trip at some size; the errors of [`fit_flow_sharing`].
 pub fn calibrate_network(
     m: &Measurements,
     opts: &NetworkOptions,
@@ -385,8 +410,12 @@ pub fn calibrate_network(
         ois,
         detached_thresh_bytes: thresh,
     };
-    let pair_sharing = fit_pair_sharing(m, &fit, &params, opts.min_points)?;
-    let crosstraffic_weight = if pair_sharing.is_some() {
+    let flow_sharing = if opts.flow_sharing {
+        fit_flow_sharing(m, &fit, &params, opts.min_points)?
+    } else {
+        None
+    };
+    let crosstraffic_weight = if flow_sharing.is_some() {
         FATPIPE_LINK_WEIGHT
     } else {
         opts.crosstraffic_weight
@@ -409,7 +438,7 @@ pub fn calibrate_network(
         bandwidth_bytes_per_sec,
         crosstraffic_weight,
         tcp_gamma_bytes: DEFAULT_TCP_GAMMA_BYTES,
-        pair_aggregate_ratio: pair_sharing.as_ref().map(|p| p.aggregate_ratio),
+        flow_aggregate_ratio: flow_sharing.as_ref().map(|p| p.aggregate_ratio),
     };
     (params.lat_factor, params.bw_factor) = network_factors(&fit, &link)?;
     Ok(NetworkCalibration {
@@ -418,7 +447,7 @@ pub fn calibrate_network(
         link,
         params,
         threshold_source,
-        pair_sharing,
+        flow_sharing,
     })
 }
 
@@ -447,9 +476,9 @@ mod tests {
     /// (P = 1000, 2000, 4000) the transfer term D = 1, 2, 4 µs is at least the latency: the
     /// bandwidth regime; S = 0 (D = 16 ns) is not. Exchanges measured as 1 µs + 1.6·D give
     /// u = 1.6, m = 2/1.6 = 1.25; measured as 1 µs + 0.5·D (each flow faster than alone) they
-    /// give m = 4, clamped to 2.
+    /// give m = 4, clamped to 2 (two flows: one pair).
     #[test]
-    fn pair_sharing_by_hand() {
+    fn flow_sharing_by_hand() {
         use crate::fit::Segment;
         let fit = PiecewiseFit {
             offset_bytes: 16.0,
@@ -478,23 +507,33 @@ mod tests {
             }
             m
         };
-        let p = fit_pair_sharing(&exchanges(1.6), &fit, &params, 3)
+        let p = fit_flow_sharing(&exchanges(1.6), &fit, &params, 3)
             .unwrap()
             .unwrap();
         assert!((p.aggregate_ratio - 1.25).abs() < 1e-9, "{p:?}");
         assert_eq!(p.points.len(), 4);
         assert!(!p.points[0].fitted && p.points[1..].iter().all(|q| q.fitted));
-        assert!((p.points[2].ratio() - 1.25).abs() < 1e-9);
-        assert!((p.points[3].model_secs(1.25) - 7.4e-6).abs() < 1e-15);
-        let p = fit_pair_sharing(&exchanges(0.5), &fit, &params, 3)
+        assert!((p.points[2].ratio(2) - 1.25).abs() < 1e-9);
+        assert!((p.points[3].model_secs(1.25, 2) - 7.4e-6).abs() < 1e-15);
+        let p = fit_flow_sharing(&exchanges(0.5), &fit, &params, 3)
             .unwrap()
             .unwrap();
         assert!((p.fitted_ratio - 4.0).abs() < 1e-9, "{p:?}");
         assert_eq!(p.aggregate_ratio, 2.0);
-        assert!(fit_pair_sharing(&Measurements::default(), &fit, &params, 3)
+        assert!(fit_flow_sharing(&Measurements::default(), &fit, &params, 3)
             .unwrap()
             .is_none());
-        let e = fit_pair_sharing(&exchanges(1.6), &fit, &params, 4).unwrap_err();
+        // Four ranks exchanging at once (4 flows): the same times give u = 1.6 = 4/m, m = 2.5.
+        let mut four = exchanges(1.6);
+        four.push(Op::ExchangeRanks, 4, 0.0);
+        let p = fit_flow_sharing(&four, &fit, &params, 3).unwrap().unwrap();
+        assert_eq!(p.flows, 4);
+        assert!((p.aggregate_ratio - 2.5).abs() < 1e-9, "{p:?}");
+        assert!((p.points[3].model_secs(2.5, 4) - 7.4e-6).abs() < 1e-15);
+        four.push(Op::ExchangeRanks, 6, 0.0);
+        let e = fit_flow_sharing(&four, &fit, &params, 3).unwrap_err();
+        assert!(e.to_string().contains("found [4, 6]"), "{e}");
+        let e = fit_flow_sharing(&exchanges(1.6), &fit, &params, 4).unwrap_err();
         assert!(
             matches!(
                 e,

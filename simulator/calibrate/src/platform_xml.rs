@@ -11,11 +11,11 @@
 //! A lone message on such a link crosses it both ways (route and cross-traffic reverse route), so
 //! its weight is 1.05 ([`crate::simgrid::SHARED_LINK_WEIGHT`]): the calibration accounts for it.
 //!
-//! With a fitted concurrent-flow ratio m ([`LinkSpec::pair_aggregate_ratio`]) each of these
+//! With a fitted concurrent-flow ratio m ([`LinkSpec::flow_aggregate_ratio`]) each of these
 //! links becomes two on the same route: the link itself, FATPIPE with the calibrated latency and
 //! bandwidth B (a lone flow gets B: weight 1, reference §6.2), and `<id>_shared`, SHARED with no
-//! latency and bandwidth 1.05·m·B, which two concurrent flows (each weighing 1.05 on it) split
-//! into m·B/2 each.
+//! latency and bandwidth 1.05·m·B, which k concurrent flows (each weighing 1.05 on it) split
+//! into min(B, m·B/k) each.
 
 use std::fmt::Write;
 

@@ -40,11 +40,11 @@ pub const FATPIPE_LINK_WEIGHT: f64 = 1.0;
 
 /// The route a calibrated message travels in the written platform.
 ///
-/// Without `pair_aggregate_ratio` the route is one SHARED link of bandwidth B: concurrent flows
-/// share B (k flows get B/(1.05·k) each). With it, m = `pair_aggregate_ratio`, the route is a
+/// Without `flow_aggregate_ratio` the route is one SHARED link of bandwidth B: concurrent flows
+/// share B (k flows get B/(1.05·k) each). With it, m = `flow_aggregate_ratio`, the route is a
 /// FATPIPE link of bandwidth B (each flow alone gets up to B) followed by a SHARED link of
-/// bandwidth 1.05·m·B: a lone flow gets B, two concurrent flows m·B/2 each, k flows
-/// min(B, m·B/k) (reference §6.3, §6.4; [`crate::platform_xml`]).
+/// bandwidth 1.05·m·B: a lone flow gets B (m >= 1), k concurrent flows min(B, m·B/k) each
+/// (reference §6.3, §6.4; [`crate::platform_xml`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkSpec {
     /// Route latency L in seconds (sum over the route's links).
@@ -52,22 +52,21 @@ pub struct LinkSpec {
     /// Route bandwidth B in bytes per second (the slowest link).
     pub bandwidth_bytes_per_sec: f64,
     /// Summed LMM weight w of a lone flow on the bottleneck link ([`SHARED_LINK_WEIGHT`] for
-    /// the single SHARED link, [`FATPIPE_LINK_WEIGHT`] with `pair_aggregate_ratio`).
+    /// the single SHARED link, [`FATPIPE_LINK_WEIGHT`] with `flow_aggregate_ratio`).
     pub crosstraffic_weight: f64,
     /// `network/TCP-gamma` in bytes.
     pub tcp_gamma_bytes: f64,
-    /// m in [1, 2]: the aggregate bandwidth of two concurrent flows over a lone flow's, fitted
-    /// from a bidirectional exchange ([`crate::network::fit_pair_sharing`]); `None`: one SHARED
-    /// link (m = 1).
-    pub pair_aggregate_ratio: Option<f64>,
+    /// m >= 1: the aggregate bandwidth of concurrent flows over a lone flow's, fitted from an
+    /// exchange ([`crate::network::fit_flow_sharing`]); `None`: one SHARED link (m = 1).
+    pub flow_aggregate_ratio: Option<f64>,
 }
 
 impl LinkSpec {
-    /// Bandwidth of the SHARED link that bounds concurrent flows when `pair_aggregate_ratio`
-    /// is m: `1.05 · m · B` bytes/s (two flows, each weighing 1.05 on it, get m·B/2 each; a lone
+    /// Bandwidth of the SHARED link that bounds concurrent flows when `flow_aggregate_ratio`
+    /// is m: `1.05 · m · B` bytes/s (k flows, each weighing 1.05 on it, get m·B/k each; a lone
     /// flow is bounded by the FATPIPE link's B since m >= 1). `None` without a ratio.
     pub fn shared_bandwidth_bytes_per_sec(&self) -> Option<f64> {
-        self.pair_aggregate_ratio
+        self.flow_aggregate_ratio
             .map(|m| SHARED_LINK_WEIGHT * m * self.bandwidth_bytes_per_sec)
     }
 
@@ -265,7 +264,7 @@ mod tests {
             bandwidth_bytes_per_sec: 125e6,
             crosstraffic_weight: SHARED_LINK_WEIGHT,
             tcp_gamma_bytes: DEFAULT_TCP_GAMMA_BYTES,
-            pair_aggregate_ratio: None,
+            flow_aggregate_ratio: None,
         };
         let b_eff = 125e6 / 1.05;
         assert!((link.effective_bandwidth_bytes_per_sec() - b_eff).abs() < 1e-6);
@@ -309,7 +308,7 @@ mod tests {
             bandwidth_bytes_per_sec: 125e6,
             crosstraffic_weight: 1.05,
             tcp_gamma_bytes: DEFAULT_TCP_GAMMA_BYTES,
-            pair_aggregate_ratio: None,
+            flow_aggregate_ratio: None,
         };
         assert_eq!(link.effective_bandwidth_bytes_per_sec(), 20_971_520.0);
     }

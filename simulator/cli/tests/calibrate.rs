@@ -199,11 +199,13 @@ fn network_with_exchange_writes_the_pair_ratio() {
     );
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.contains("two concurrent flows get 1.6000 times a lone flow's bandwidth"),
+        out.contains("concurrent flows get together 1.6000 times a lone flow's bandwidth"),
         "{out}"
     );
     assert!(
-        out.contains("exchange at 21 sizes, 10 in the bandwidth regime fitted: ratio 1.6000\n"),
+        out.contains(
+            "exchange of 2 ranks at once at 21 sizes, 10 in the bandwidth regime fitted: ratio 1.6000\n"
+        ),
         "{out}"
     );
     let cal = dir.path().join("cal");

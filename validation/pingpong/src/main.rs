@@ -11,8 +11,11 @@
 //! repetition (the calibration takes medians):
 //! * `pingpong`: round trip `MPI_Send` + `MPI_Recv` against `MPI_Recv` + `MPI_Send`, on rank 0;
 //! * `exchange`: both ranks post `MPI_Irecv` and `MPI_Isend` of the same size to each other and
-//!   wait for both (`MPI_Sendrecv`'s pattern): two concurrent flows in opposite directions, whose
-//!   time per exchange on rank 0 tells how they share the bandwidth;
+//!   wait for both (`MPI_Sendrecv`'s pattern), every measuring rank at once after a barrier:
+//!   concurrent flows, two per pair, whose time per exchange on rank 0 tells how they share the
+//!   bandwidth;
+//! * `exchange_ranks`: one row whose size is the number of ranks that exchanged at once (the
+//!   number of concurrent flows; 2 unless `--busy-pairs`);
 //! * `send`: `MPI_Send` while rank 1 posts its receive `late` later (rendezvous sizes wait for
 //!   the receiver, which reveals the eager/rendezvous switch);
 //! * `send_burst`: mean cost of the next 7 back-to-back `MPI_Send` calls of that burst (the
@@ -21,7 +24,7 @@
 //! * `recv`: `MPI_Recv` on rank 1 of a message sent `late` earlier;
 //! * `recv_burst`: mean cost of the next 7 `MPI_Recv` calls of already-arrived messages
 //!   (`smpi/or` for eager sizes);
-//! * `late`: one row with the delay used.
+//! * `late`: one row with the delay used (seconds).
 //!
 //! `--yield`: the late rank's busy wait calls `sched_yield` (for folded runs, where the rank
 //! it waits for may need its core).
@@ -157,6 +160,10 @@ fn main() {
             ranks
         }))
         .expect("every rank has a color");
+    // The ranks that measure, together: every exchange starts on all of them at once.
+    let measuring = world
+        .split_by_color(mpi::topology::Color::with_value(i32::from(!active)))
+        .expect("every rank has a color");
     if !active {
         world.barrier();
         return;
@@ -167,7 +174,10 @@ fn main() {
     let sizes = sizes(opts.max_size_bytes);
     let mut buf = vec![0u8; opts.max_size_bytes.max(1)];
     let mut incoming = vec![0u8; opts.max_size_bytes.max(1)];
-    let mut rows: Vec<(&str, usize, f64)> = vec![("late", 0, opts.late_secs)];
+    let mut rows: Vec<(&str, usize, f64)> = vec![
+        ("late", 0, opts.late_secs),
+        ("exchange_ranks", measuring.size() as usize, 0.0),
+    ];
     // Global warm-up: Open MPI's shared-memory transport sets up its per-peer fast boxes only
     // after a number of sends (btl_vader_fbox_threshold, 16), so the first size would be slow.
     for _ in 0..200 {
@@ -204,8 +214,10 @@ fn main() {
                 peer.send(&msg[..]);
             }
         }
-        // Exchange: both directions at once, timed on rank 0.
+        // Exchange: both directions at once, every measuring rank at the same time (after a
+        // barrier), timed on rank 0.
         for r in 0..opts.warmup + reps {
+            measuring.barrier();
             let t0 = mpi::time();
             mpi::request::scope(|scope| {
                 let recv = peer.immediate_receive_into(scope, &mut incoming[..size]);

@@ -86,6 +86,10 @@ pub struct NetworkArgs {
     /// Largest tolerated drop of the ping-pong median from one size to the next (a fraction).
     #[arg(long, default_value_t = 0.5)]
     pub monotonic_tolerance: f64,
+    /// Ignore the exchange measurements: write one SHARED link, on which concurrent flows split
+    /// one bandwidth, instead of fitting how they share it.
+    #[arg(long)]
+    pub no_flow_sharing: bool,
     /// Cores per host (default: the cores of this machine).
     #[arg(long)]
     pub cores: Option<u32>,
@@ -274,6 +278,7 @@ struct Row {
 /// The exchange at one size (`fit.csv`'s exchange columns).
 struct ExchangeRow {
     point: ExchangePoint,
+    flows: u64,
     model_secs: f64,
     simulated_secs: f64,
 }
@@ -337,6 +342,7 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
         bandwidth_bytes_per_sec: args.bandwidth,
         detached_thresh_bytes: args.detached_thresh,
         monotonic_tolerance: args.monotonic_tolerance,
+        flow_sharing: !args.no_flow_sharing,
         ..NetworkOptions::default()
     };
     let cal = match calibrate_network(&m, &opts) {
@@ -399,18 +405,26 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
     }
     bar.finish_and_clear();
     let mut exchanges = Vec::new();
-    if let Some(sharing) = &cal.pair_sharing {
+    if let Some(sharing) = &cal.flow_sharing {
         let bar = ProgressBar::new(sharing.points.len() as u64);
         bar.set_style(
             ProgressStyle::with_template("{spinner} simulating the exchange {bar:30} {pos}/{len}")
                 .expect("valid template"),
         );
         for p in &sharing.points {
-            let r = simulate_exchange(&platform, ends, &cfg, &[p.size_bytes], scratch.path())
-                .map_err(|e| Failure::Other(e.into()))?;
+            let r = simulate_exchange(
+                &platform,
+                ends,
+                sharing.flows,
+                &cfg,
+                &[p.size_bytes],
+                scratch.path(),
+            )
+            .map_err(|e| Failure::Other(e.into()))?;
             exchanges.push(ExchangeRow {
                 point: *p,
-                model_secs: p.model_secs(sharing.aggregate_ratio),
+                flows: sharing.flows,
+                model_secs: p.model_secs(sharing.aggregate_ratio, sharing.flows),
                 simulated_secs: r[0].1,
             });
             bar.inc(1);
@@ -564,7 +578,7 @@ fn fit_csv(rows: &[Row]) -> String {
                 "{:e},{:e},{:.4},{},{:e},{:e},{:.3}\n",
                 e.point.measured_secs,
                 e.point.transfer_secs,
-                e.point.ratio(),
+                e.point.ratio(e.flows),
                 e.point.fitted,
                 e.model_secs,
                 e.simulated_secs,
@@ -604,11 +618,11 @@ fn summary(
         "eager/rendezvous switch: smpi/send-is-detached-thresh = {} B ({:?})",
         cal.params.detached_thresh_bytes, cal.threshold_source
     );
-    match (&cal.pair_sharing, cal.link.shared_bandwidth_bytes_per_sec()) {
+    match (&cal.flow_sharing, cal.link.shared_bandwidth_bytes_per_sec()) {
         (Some(p), Some(shared)) => {
             let _ = writeln!(
                 s,
-                "link: latency {:e} s, bandwidth {:e} B/s per flow (FATPIPE), then a SHARED link of {:e} B/s: two concurrent flows get {:.4} times a lone flow's bandwidth",
+                "link: latency {:e} s, bandwidth {:e} B/s per flow (FATPIPE), then a SHARED link of {:e} B/s: concurrent flows get together {:.4} times a lone flow's bandwidth",
                 cal.link.latency_secs,
                 cal.link.bandwidth_bytes_per_sec,
                 shared,
@@ -616,14 +630,15 @@ fn summary(
             );
             let _ = writeln!(
                 s,
-                "concurrent flows: exchange at {} sizes, {} in the bandwidth regime fitted: ratio {:.4}{}",
+                "concurrent flows: exchange of {} ranks at once at {} sizes, {} in the bandwidth regime fitted: ratio {:.4}{}",
+                p.flows,
                 p.points.len(),
                 p.points.iter().filter(|q| q.fitted).count(),
                 p.fitted_ratio,
                 if p.fitted_ratio == p.aggregate_ratio {
                     String::new()
                 } else {
-                    format!(" (clamped to [1, 2]: {:.4})", p.aggregate_ratio)
+                    format!(" (clamped to [1, {}]: {:.4})", p.flows, p.aggregate_ratio)
                 }
             );
         }
