@@ -24,7 +24,8 @@ rm "$out/segments4/pingpong.csv" # the same samples as "$out/pingpong.csv"
 # property; in a folded run the late receiver's core is shared, which blurs its detection).
 # Concurrent flows of a folded run split one bandwidth (one SHARED link, --no-flow-sharing):
 # all ranks copy messages on the same cores; the exchange of the folded benchmark does not show
-# it (README, "Folded runs").
+# it. 4 segments: waiting for a core dominates the folded ping-pong up to larger sizes, and 3
+# segments miss the small sizes by 20-35 % (README, "Folded runs").
 speed=$(sed -n 's/.*speed="\([^"]*\)f".*/\1/p' "$out/platform.xml")
 thresh=$(sed -n 's/^smpi\/send-is-detached-thresh://p' "$out/smpi.cfg")
 cores=$(nproc)
@@ -32,6 +33,6 @@ folds=$(awk -v c="$cores" '!/^#/ && NF >= 2 && $2 > c { print int(($2 + c - 1) /
     "$root/validation/calibration/cases.txt" | sort -un)
 for k in $folds; do
     timed "$target/release/timeless" calibrate network --fold "$k" --out "$out/fold$k" \
-        --speed "$speed" --detached-thresh "$thresh" --no-flow-sharing
+        --speed "$speed" --detached-thresh "$thresh" --no-flow-sharing --segments 4
 done
 timed "$target/release/timeless" calibrate compute --runs 5 | tee "$out/compute.txt"
