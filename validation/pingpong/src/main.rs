@@ -200,6 +200,9 @@ fn main() {
         let msg = &mut buf[..size];
         let total = opts.reps.min(((opts.reps << 20) / size.max(1)).max(10));
         let reps = total / ROUNDS + usize::from(round < total % ROUNDS);
+        // Every measuring pair starts the size together: with --busy-pairs, pairs out of step
+        // would measure small sizes against another pair's multi-MiB transfers.
+        measuring.barrier();
         // Ping-pong.
         for r in 0..opts.warmup + reps {
             let t0 = mpi::time();
