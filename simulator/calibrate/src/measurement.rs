@@ -15,6 +15,14 @@ pub enum Op {
     /// Round trip of an `MPI_Send` + `MPI_Recv` ping-pong, measured on rank 0 (SKaMPI's
     /// `Pingpong_Send_Recv`; seed 003 §5).
     PingPong,
+    /// Time of one bidirectional exchange, measured on rank 0: both ranks post `MPI_Irecv` and
+    /// `MPI_Isend` of the same size to each other and wait for both (two concurrent flows in
+    /// opposite directions; [`crate::network::fit_flow_sharing`]).
+    Exchange,
+    /// How many ranks exchanged at once in the [`Op::Exchange`] test (one row, whose *size* is
+    /// that count and time 0): each sends one message, so that many flows ran concurrently.
+    /// Absent: 2 (one pair).
+    ExchangeRanks,
     /// Duration of `MPI_Send` while the receiver posts its receive late: the send overhead
     /// `smpi/os` for eager (detached) sizes; for rendezvous sizes the call waits for the receiver.
     Send,
@@ -35,8 +43,10 @@ pub enum Op {
 
 impl Op {
     /// Every operation, in CSV order.
-    pub const ALL: [Op; 7] = [
+    pub const ALL: [Op; 9] = [
         Op::PingPong,
+        Op::Exchange,
+        Op::ExchangeRanks,
         Op::Send,
         Op::SendBurst,
         Op::Isend,
@@ -49,6 +59,8 @@ impl Op {
     pub fn name(self) -> &'static str {
         match self {
             Op::PingPong => "pingpong",
+            Op::Exchange => "exchange",
+            Op::ExchangeRanks => "exchange_ranks",
             Op::Send => "send",
             Op::SendBurst => "send_burst",
             Op::Isend => "isend",

@@ -14,6 +14,26 @@
 //! K segments on P = S + 16 and converted by [`crate::simgrid::network_factors`]; `os`, `or` and
 //! `ois` are fitted with one line per segment of the same split.
 //!
+//! # Concurrent flows: the exchange
+//! In the benchmark's exchange ([`Op::Exchange`]) F ranks ([`Op::ExchangeRanks`], 2 by default:
+//! one pair; every pair of a folded run with `--busy-pairs`) start at once, each posting
+//! `MPI_Irecv` + `MPI_Isend` of S bytes to its partner and waiting for both: F flows of S bytes.
+//! In SimGrid's replay of it (`irecv; isend; waitall` on every rank) each rank costs `ois(S)`,
+//! then the F transfers run together (latency `a(S)` each, not shared), then `or(S)` for S below
+//! the detached threshold:
+//!
+//! `E(S) = ois(S) + a(S) + u · D(S) + [S < thresh] · or(S)`, with `D(S) = b(S) · P`,
+//!
+//! where `a + b·P` is the lone flow's fitted one-way time and `u = max(1, F/m)` how much slower
+//! each flow drains when F share the route: m is the aggregate bandwidth of concurrent flows
+//! over a lone flow's (m = 1: one SHARED link, the flows split one bandwidth; m = F: no sharing
+//! among the F; [`crate::simgrid::LinkSpec`] writes it as a FATPIPE link plus a SHARED link of
+//! 1.05·m·B). `u` is fitted by relative least squares over the sizes of the bandwidth regime
+//! (`D(S)` at least half of `a(S) + D(S)`; below it the exchange time says nothing about
+//! sharing): `u = Σ D(E − c)/E² / Σ D²/E²` with `c = ois + a + or`, and `m = F/u` clamped to
+//! [1, F] (max-min sharing can neither make the flows slower together than one flow alone
+//! splitting its bandwidth, nor faster than F lone flows).
+//!
 //! # Eager/rendezvous threshold
 //! The benchmark times `MPI_Send` while the receiver posts late by `late` seconds: an eager send
 //! returns at once, a rendezvous send waits for the receiver. The threshold is the smallest size
@@ -22,8 +42,8 @@
 use crate::fit::{fit_piecewise, fit_range, FitOptions, PiecewiseFit};
 use crate::measurement::{median, Measurements, Op};
 use crate::simgrid::{
-    network_factors, LinkSpec, OverheadEntry, SimgridParams, DEFAULT_TCP_GAMMA_BYTES,
-    ENVELOPE_BYTES, SHARED_LINK_WEIGHT,
+    network_factors, overhead_at, LinkSpec, OverheadEntry, SimgridParams, DEFAULT_TCP_GAMMA_BYTES,
+    ENVELOPE_BYTES, FATPIPE_LINK_WEIGHT, SHARED_LINK_WEIGHT,
 };
 use crate::CalibrateError;
 
@@ -46,7 +66,8 @@ pub struct NetworkOptions {
     /// that every bandwidth factor is at most 1, as in SimGrid's defaults.
     pub bandwidth_bytes_per_sec: Option<f64>,
     /// Cross-traffic weight of the written link ([`SHARED_LINK_WEIGHT`] for the SHARED link
-    /// [`crate::platform_xml`] writes).
+    /// [`crate::platform_xml`] writes). Ignored when the measurements hold a bidirectional
+    /// exchange: the route is then a FATPIPE link ([`FATPIPE_LINK_WEIGHT`]) plus a SHARED one.
     pub crosstraffic_weight: f64,
     /// `smpi/send-is-detached-thresh` in bytes; default: detected (module docs), else 65536.
     pub detached_thresh_bytes: Option<u64>,
@@ -54,6 +75,10 @@ pub struct NetworkOptions {
     /// a larger message taking less than half the time of the previous size is an error; smaller
     /// dips happen on a loaded machine, e.g. for multi-MiB messages near the cache size).
     pub monotonic_tolerance: f64,
+    /// Fit how concurrent flows share the route from the [`Op::Exchange`] measurements, when
+    /// present (true); false ignores them and writes one SHARED link (concurrent flows split
+    /// one bandwidth).
+    pub flow_sharing: bool,
 }
 
 impl Default for NetworkOptions {
@@ -66,6 +91,7 @@ impl Default for NetworkOptions {
             crosstraffic_weight: SHARED_LINK_WEIGHT,
             detached_thresh_bytes: None,
             monotonic_tolerance: 0.5,
+            flow_sharing: true,
         }
     }
 }
@@ -94,6 +120,140 @@ pub struct NetworkCalibration {
     pub params: SimgridParams,
     /// Where `params.detached_thresh_bytes` came from.
     pub threshold_source: ThresholdSource,
+    /// How two concurrent flows share the route, when the exchange was measured.
+    pub flow_sharing: Option<FlowSharing>,
+}
+
+/// Smallest share of the lone flow's one-way time `a(S) + D(S)` that its transfer term `D(S)`
+/// must have for size S to count in the fit of [`FlowSharing`] (module docs).
+pub const BANDWIDTH_REGIME_SHARE: f64 = 0.5;
+
+/// One size of the bidirectional exchange (module docs), seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExchangePoint {
+    /// S in bytes.
+    pub size_bytes: u64,
+    /// Measured median time of one exchange.
+    pub measured_secs: f64,
+    /// `c = ois + a + or`: the exchange without its transfer term.
+    pub fixed_secs: f64,
+    /// `D = b·P`: the lone flow's transfer term.
+    pub transfer_secs: f64,
+    /// Whether the size is in the bandwidth regime and counted in the fit.
+    pub fitted: bool,
+}
+
+impl ExchangePoint {
+    /// The model's exchange time when `flows` concurrent flows get an aggregate m times a lone
+    /// flow's bandwidth: `c + D · max(1, flows/m)`.
+    pub fn model_secs(&self, aggregate_ratio: f64, flows: u64) -> f64 {
+        self.fixed_secs + self.transfer_secs * (flows as f64 / aggregate_ratio).max(1.0)
+    }
+
+    /// The ratio m this size alone implies with `flows` concurrent flows, `F·D / (E − c)`
+    /// (infinite when the measured exchange is no longer than its fixed part).
+    pub fn ratio(&self, flows: u64) -> f64 {
+        let r = self.measured_secs - self.fixed_secs;
+        if r > 0.0 {
+            flows as f64 * self.transfer_secs / r
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// How concurrent flows share the route (module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowSharing {
+    /// F: the flows of one exchange (the ranks that exchanged at once).
+    pub flows: u64,
+    /// m, clamped to [1, F]: what the platform is written with.
+    pub aggregate_ratio: f64,
+    /// The least-squares m before clamping (infinite when the fitted u is <= 0).
+    pub fitted_ratio: f64,
+    /// Every measured size, in size order.
+    pub points: Vec<ExchangePoint>,
+}
+
+/// Fits m, the aggregate bandwidth of concurrent flows over a lone flow's, from the
+/// [`Op::Exchange`] medians and the [`Op::ExchangeRanks`] count (2 when absent), given the lone
+/// flow's fit and the overheads the replay will charge (module docs). `None` when the exchange
+/// was not measured.
+///
+/// # Errors
+/// [`CalibrateError::TooFewSizes`] when fewer than `min_points` sizes are in the bandwidth
+/// regime; [`CalibrateError::Invalid`] for an exchange of fewer than 2 ranks or two different
+/// counts.
+pub fn fit_flow_sharing(
+    m: &Measurements,
+    fit: &PiecewiseFit,
+    params: &SimgridParams,
+    min_points: usize,
+) -> Result<Option<FlowSharing>, CalibrateError> {
+    let medians = m.medians(Op::Exchange);
+    if medians.is_empty() {
+        return Ok(None);
+    }
+    let counts = m.medians(Op::ExchangeRanks);
+    let flows = match counts.as_slice() {
+        [] => 2,
+        [one] if one.size_bytes >= 2 => one.size_bytes,
+        _ => {
+            return Err(CalibrateError::Invalid {
+                what: format!(
+                    "'exchange_ranks' must be one count >= 2 (the ranks that exchanged at once), found {:?}",
+                    counts.iter().map(|c| c.size_bytes).collect::<Vec<_>>()
+                ),
+            })
+        }
+    };
+    let points: Vec<ExchangePoint> = medians
+        .iter()
+        .map(|p| {
+            let s = p.size_bytes;
+            let seg = &fit.segments[fit.segment_index(s)];
+            let a = seg.intercept_secs;
+            let d = seg.slope_secs_per_byte * (s as f64 + fit.offset_bytes);
+            let or = if s < params.detached_thresh_bytes {
+                overhead_at(&params.or, s)
+            } else {
+                0.0
+            };
+            ExchangePoint {
+                size_bytes: s,
+                measured_secs: p.time_secs,
+                fixed_secs: overhead_at(&params.ois, s) + a + or,
+                transfer_secs: d,
+                fitted: d > 0.0 && d >= BANDWIDTH_REGIME_SHARE * (a + d),
+            }
+        })
+        .collect();
+    let fitted: Vec<&ExchangePoint> = points.iter().filter(|p| p.fitted).collect();
+    if fitted.len() < min_points.max(1) {
+        return Err(CalibrateError::TooFewSizes {
+            what: format!(
+                "exchange sizes in the bandwidth regime (transfer >= {}% of the one-way time)",
+                100.0 * BANDWIDTH_REGIME_SHARE
+            ),
+            found: fitted.len(),
+            needed: min_points.max(1),
+        });
+    }
+    let (mut num, mut den) = (0.0, 0.0);
+    for p in &fitted {
+        let w = 1.0 / p.measured_secs.max(1e-15).powi(2);
+        num += w * p.transfer_secs * (p.measured_secs - p.fixed_secs);
+        den += w * p.transfer_secs * p.transfer_secs;
+    }
+    let u = num / den;
+    let f = flows as f64;
+    let fitted_ratio = if u > 0.0 { f / u } else { f64::INFINITY };
+    Ok(Some(FlowSharing {
+        flows,
+        aggregate_ratio: fitted_ratio.clamp(1.0, f),
+        fitted_ratio,
+        points,
+    }))
 }
 
 fn round_sig(x: f64, digits: i32) -> f64 {
@@ -176,7 +336,7 @@ fn overhead_entries(
 /// [`CalibrateError::MissingSeries`] without `pingpong` samples; [`CalibrateError::TooFewSizes`]
 /// with fewer than `segments × min_points` sizes; [`CalibrateError::NonMonotonic`] when the
 /// ping-pong medians drop by more than the tolerance; [`CalibrateError::Invalid`] when the
-/// overheads exceed half the round trip at some size.
+/// overheads exceed half the round trip at some size; the errors of [`fit_flow_sharing`].
 pub fn calibrate_network(
     m: &Measurements,
     opts: &NetworkOptions,
@@ -239,6 +399,27 @@ pub fn calibrate_network(
             forced_breaks_bytes: vec![thresh],
         },
     )?;
+    let os = overhead_entries(m, os_op, &fit, thresh);
+    let or = overhead_entries(m, or_op, &fit, thresh);
+    let ois = overhead_entries(m, Op::Isend, &fit, u64::MAX);
+    let mut params = SimgridParams {
+        lat_factor: Vec::new(),
+        bw_factor: Vec::new(),
+        os,
+        or,
+        ois,
+        detached_thresh_bytes: thresh,
+    };
+    let flow_sharing = if opts.flow_sharing {
+        fit_flow_sharing(m, &fit, &params, opts.min_points)?
+    } else {
+        None
+    };
+    let crosstraffic_weight = if flow_sharing.is_some() {
+        FATPIPE_LINK_WEIGHT
+    } else {
+        opts.crosstraffic_weight
+    };
     let latency_secs = opts.latency_secs.unwrap_or_else(|| {
         let a = fit.segments[0].intercept_secs;
         round_sig(if a > 0.0 { a } else { one_way[0].1 }, 4)
@@ -250,29 +431,23 @@ pub fn calibrate_network(
             .map(|s| s.slope_secs_per_byte)
             .filter(|&b| b > 0.0)
             .fold(f64::INFINITY, f64::min);
-        round_sig(opts.crosstraffic_weight / b.clamp(1e-15, 1.0), 4)
+        round_sig(crosstraffic_weight / b.clamp(1e-15, 1.0), 4)
     });
     let link = LinkSpec {
         latency_secs,
         bandwidth_bytes_per_sec,
-        crosstraffic_weight: opts.crosstraffic_weight,
+        crosstraffic_weight,
         tcp_gamma_bytes: DEFAULT_TCP_GAMMA_BYTES,
+        flow_aggregate_ratio: flow_sharing.as_ref().map(|p| p.aggregate_ratio),
     };
-    let (lat_factor, bw_factor) = network_factors(&fit, &link)?;
-    let params = SimgridParams {
-        lat_factor,
-        bw_factor,
-        os: overhead_entries(m, os_op, &fit, thresh),
-        or: overhead_entries(m, or_op, &fit, thresh),
-        ois: overhead_entries(m, Op::Isend, &fit, u64::MAX),
-        detached_thresh_bytes: thresh,
-    };
+    (params.lat_factor, params.bw_factor) = network_factors(&fit, &link)?;
     Ok(NetworkCalibration {
         one_way,
         fit,
         link,
         params,
         threshold_source,
+        flow_sharing,
     })
 }
 
@@ -295,6 +470,81 @@ mod tests {
         eager.push(Op::Send, 10, 1e-7);
         assert_eq!(detect_detached_thresh(&eager), Some(11));
         assert_eq!(detect_detached_thresh(&Measurements::default()), None);
+    }
+
+    /// By hand: one segment T = 1 µs + 1 ns/B · P, no overheads. At S = 984, 1984, 3984
+    /// (P = 1000, 2000, 4000) the transfer term D = 1, 2, 4 µs is at least the latency: the
+    /// bandwidth regime; S = 0 (D = 16 ns) is not. Exchanges measured as 1 µs + 1.6·D give
+    /// u = 1.6, m = 2/1.6 = 1.25; measured as 1 µs + 0.5·D (each flow faster than alone) they
+    /// give m = 4, clamped to 2 (two flows: one pair).
+    #[test]
+    fn flow_sharing_by_hand() {
+        use crate::fit::Segment;
+        let fit = PiecewiseFit {
+            offset_bytes: 16.0,
+            segments: vec![Segment {
+                first_size_bytes: 0,
+                last_size_bytes: 4000,
+                intercept_secs: 1e-6,
+                slope_secs_per_byte: 1e-9,
+                points: 4,
+            }],
+            relative_rms: 0.0,
+        };
+        let params = SimgridParams {
+            lat_factor: vec![],
+            bw_factor: vec![],
+            os: vec![],
+            or: vec![],
+            ois: vec![],
+            detached_thresh_bytes: 0,
+        };
+        let exchanges = |u: f64| {
+            let mut m = Measurements::default();
+            m.push(Op::Exchange, 0, 5e-6);
+            for (s, d) in [(984u64, 1e-6), (1984, 2e-6), (3984, 4e-6)] {
+                m.push(Op::Exchange, s, 1e-6 + u * d);
+            }
+            m
+        };
+        let p = fit_flow_sharing(&exchanges(1.6), &fit, &params, 3)
+            .unwrap()
+            .unwrap();
+        assert!((p.aggregate_ratio - 1.25).abs() < 1e-9, "{p:?}");
+        assert_eq!(p.points.len(), 4);
+        assert!(!p.points[0].fitted && p.points[1..].iter().all(|q| q.fitted));
+        assert!((p.points[2].ratio(2) - 1.25).abs() < 1e-9);
+        assert!((p.points[3].model_secs(1.25, 2) - 7.4e-6).abs() < 1e-15);
+        let p = fit_flow_sharing(&exchanges(0.5), &fit, &params, 3)
+            .unwrap()
+            .unwrap();
+        assert!((p.fitted_ratio - 4.0).abs() < 1e-9, "{p:?}");
+        assert_eq!(p.aggregate_ratio, 2.0);
+        assert!(fit_flow_sharing(&Measurements::default(), &fit, &params, 3)
+            .unwrap()
+            .is_none());
+        // Four ranks exchanging at once (4 flows): the same times give u = 1.6 = 4/m, m = 2.5.
+        let mut four = exchanges(1.6);
+        four.push(Op::ExchangeRanks, 4, 0.0);
+        let p = fit_flow_sharing(&four, &fit, &params, 3).unwrap().unwrap();
+        assert_eq!(p.flows, 4);
+        assert!((p.aggregate_ratio - 2.5).abs() < 1e-9, "{p:?}");
+        assert!((p.points[3].model_secs(2.5, 4) - 7.4e-6).abs() < 1e-15);
+        four.push(Op::ExchangeRanks, 6, 0.0);
+        let e = fit_flow_sharing(&four, &fit, &params, 3).unwrap_err();
+        assert!(e.to_string().contains("found [4, 6]"), "{e}");
+        let e = fit_flow_sharing(&exchanges(1.6), &fit, &params, 4).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                CalibrateError::TooFewSizes {
+                    found: 3,
+                    needed: 4,
+                    ..
+                }
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,7 +1,11 @@
-//! Ping-pong replayed on our own simulator: the model side of "predicted vs measured".
+//! Ping-pong and exchange replayed on our own simulator: the model side of "predicted vs
+//! measured".
 //!
-//! For each size S, rank 0 runs `send 1 0 S; recv 1 0 S` and rank 1 `recv 0 0 S; send 0 0 S`
-//! (the TI traces of reference §11's ping-pong), and the simulated time is the round trip.
+//! Ping-pong: for each size S, rank 0 runs `send 1 0 S; recv 1 0 S` and rank 1
+//! `recv 0 0 S; send 0 0 S` (the TI traces of reference §11's ping-pong), and the simulated time
+//! is the round trip. Exchange (the benchmark's `exchange`): F ranks in pairs (2k, 2k + 1), each
+//! running `irecv peer 0 S; isend peer 0 S; waitall` (F flows at once), and the simulated time
+//! is one exchange.
 
 use std::path::Path;
 
@@ -25,6 +29,65 @@ pub fn simulate_pingpong(
     sizes: &[u64],
     scratch: &Path,
 ) -> Result<Vec<(u64, f64)>, CalibrateError> {
+    simulate(platform, &hosts, cfg, sizes, scratch, |s| {
+        format!(
+            "0 init\n1 init\n0 send 1 0 {s}\n0 recv 1 0 {s}\n1 recv 0 0 {s}\n1 send 0 0 {s}\n0 finalize\n1 finalize\n"
+        )
+    })
+}
+
+/// Simulated times `(S, seconds)` of one exchange of S bytes among `ranks` ranks (an even
+/// number >= 2), the even ranks on `hosts[0]` and the odd ones on `hosts[1]` (module docs);
+/// arguments and errors as [`simulate_pingpong`].
+///
+/// # Errors
+/// As [`simulate_pingpong`], and [`CalibrateError::Invalid`] for an odd or zero `ranks`.
+pub fn simulate_exchange(
+    platform: &Platform,
+    hosts: [HostId; 2],
+    ranks: u64,
+    cfg: &[(String, String)],
+    sizes: &[u64],
+    scratch: &Path,
+) -> Result<Vec<(u64, f64)>, CalibrateError> {
+    if ranks < 2 || ranks % 2 == 1 {
+        return Err(CalibrateError::Invalid {
+            what: format!("an exchange needs an even number of ranks >= 2, not {ranks}"),
+        });
+    }
+    let placement: Vec<HostId> = (0..ranks).map(|r| hosts[(r % 2) as usize]).collect();
+    simulate(platform, &placement, cfg, sizes, scratch, |s| {
+        exchange_trace(s, ranks)
+    })
+}
+
+/// The shared TI trace of one exchange of `size_bytes` bytes among `ranks` ranks (module docs).
+pub fn exchange_trace(size_bytes: u64, ranks: u64) -> String {
+    let s = size_bytes;
+    let mut t = String::new();
+    for r in 0..ranks {
+        t.push_str(&format!("{r} init\n"));
+    }
+    for r in 0..ranks {
+        let p = r ^ 1;
+        t.push_str(&format!(
+            "{r} irecv {p} 0 {s}\n{r} isend {p} 0 {s}\n{r} waitall\n"
+        ));
+    }
+    for r in 0..ranks {
+        t.push_str(&format!("{r} finalize\n"));
+    }
+    t
+}
+
+fn simulate(
+    platform: &Platform,
+    hosts: &[HostId],
+    cfg: &[(String, String)],
+    sizes: &[u64],
+    scratch: &Path,
+    trace_of: impl Fn(u64) -> String,
+) -> Result<Vec<(u64, f64)>, CalibrateError> {
     let mut config = ReplayConfig::default();
     for (k, v) in cfg {
         config
@@ -36,23 +99,21 @@ pub fn simulate_pingpong(
     let path = scratch.join("pingpong.txt");
     let mut out = Vec::with_capacity(sizes.len());
     for &s in sizes {
-        let trace = format!(
-            "0 init\n1 init\n0 send 1 0 {s}\n0 recv 1 0 {s}\n1 recv 0 0 {s}\n1 send 0 0 {s}\n0 finalize\n1 finalize\n"
-        );
+        let trace = trace_of(s);
         std::fs::write(&path, trace).map_err(|source| CalibrateError::Io {
             path: path.clone(),
             source,
         })?;
         let source = TraceSource::Shared(path.clone());
-        let sim = Simulation::new(platform, &hosts, &source, config.clone()).map_err(|e| {
+        let sim = Simulation::new(platform, hosts, &source, config.clone()).map_err(|e| {
             CalibrateError::Invalid {
-                what: format!("ping-pong replay: {e}"),
+                what: format!("replay at {s} B: {e}"),
             }
         })?;
         let report = sim
             .run(&mut NoObserver)
             .map_err(|e| CalibrateError::Invalid {
-                what: format!("ping-pong replay at {s} B: {e}"),
+                what: format!("replay at {s} B: {e}"),
             })?;
         out.push((s, report.simulated_time_secs));
     }

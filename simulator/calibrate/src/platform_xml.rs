@@ -10,6 +10,12 @@
 //!
 //! A lone message on such a link crosses it both ways (route and cross-traffic reverse route), so
 //! its weight is 1.05 ([`crate::simgrid::SHARED_LINK_WEIGHT`]): the calibration accounts for it.
+//!
+//! With a fitted concurrent-flow ratio m ([`LinkSpec::flow_aggregate_ratio`]) each of these
+//! links becomes two on the same route: the link itself, FATPIPE with the calibrated latency and
+//! bandwidth B (a lone flow gets B: weight 1, reference §6.2), and `<id>_shared`, SHARED with no
+//! latency and bandwidth 1.05·m·B, which k concurrent flows (each weighing 1.05 on it) split
+//! into min(B, m·B/k) each.
 
 use std::fmt::Write;
 
@@ -51,25 +57,43 @@ pub fn platform_xml(hosts: &[HostSpec], link: &LinkSpec, comment: &str) -> Strin
             h.cores.max(1)
         );
     }
+    let shared = link.shared_bandwidth_bytes_per_sec();
     let link_attrs = format!(
-        "bandwidth=\"{}Bps\" latency=\"{}s\" sharing_policy=\"SHARED\"",
-        link.bandwidth_bytes_per_sec, link.latency_secs
+        "bandwidth=\"{}Bps\" latency=\"{}s\" sharing_policy=\"{}\"",
+        link.bandwidth_bytes_per_sec,
+        link.latency_secs,
+        if shared.is_some() {
+            "FATPIPE"
+        } else {
+            "SHARED"
+        }
     );
+    // Declares the link(s) named `id` and returns the route's `<link_ctn>` elements.
+    let declare = |x: &mut String, id: &str| -> String {
+        let _ = writeln!(x, "    <link id=\"{id}\" {link_attrs}/>");
+        match shared {
+            Some(bw) => {
+                let _ = writeln!(
+                    x,
+                    "    <link id=\"{id}_shared\" bandwidth=\"{bw}Bps\" latency=\"0s\" sharing_policy=\"SHARED\"/>"
+                );
+                format!("<link_ctn id=\"{id}\"/><link_ctn id=\"{id}_shared\"/>")
+            }
+            None => format!("<link_ctn id=\"{id}\"/>"),
+        }
+    };
     let mut routes = String::new();
     if hosts.len() == 1 {
         let h = escape(&hosts[0].name);
-        let _ = writeln!(x, "    <link id=\"{h}_self\" {link_attrs}/>");
-        let _ = writeln!(
-            routes,
-            "    <route src=\"{h}\" dst=\"{h}\"><link_ctn id=\"{h}_self\"/></route>"
-        );
+        let ctn = declare(&mut x, &format!("{h}_self"));
+        let _ = writeln!(routes, "    <route src=\"{h}\" dst=\"{h}\">{ctn}</route>");
     } else {
         for i in 0..hosts.len() {
             for j in i + 1..hosts.len() {
-                let _ = writeln!(x, "    <link id=\"link_{i}_{j}\" {link_attrs}/>");
+                let ctn = declare(&mut x, &format!("link_{i}_{j}"));
                 let _ = writeln!(
                     routes,
-                    "    <route src=\"{}\" dst=\"{}\"><link_ctn id=\"link_{i}_{j}\"/></route>",
+                    "    <route src=\"{}\" dst=\"{}\">{ctn}</route>",
                     escape(&hosts[i].name),
                     escape(&hosts[j].name)
                 );

@@ -34,20 +34,42 @@ pub const ENVELOPE_BYTES: f64 = 16.0;
 /// gets this instead of infinity.
 pub const MAX_BW_FACTOR: f64 = 1e3;
 
+/// Cross-traffic weight of a lone flow on a FATPIPE link (or a split-duplex half): the route
+/// and reverse-route weights combine by max there (reference §6.2).
+pub const FATPIPE_LINK_WEIGHT: f64 = 1.0;
+
 /// The route a calibrated message travels in the written platform.
+///
+/// Without `flow_aggregate_ratio` the route is one SHARED link of bandwidth B: concurrent flows
+/// share B (k flows get B/(1.05·k) each). With it, m = `flow_aggregate_ratio`, the route is a
+/// FATPIPE link of bandwidth B (each flow alone gets up to B) followed by a SHARED link of
+/// bandwidth 1.05·m·B: a lone flow gets B (m >= 1), k concurrent flows min(B, m·B/k) each
+/// (reference §6.3, §6.4; [`crate::platform_xml`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkSpec {
     /// Route latency L in seconds (sum over the route's links).
     pub latency_secs: f64,
     /// Route bandwidth B in bytes per second (the slowest link).
     pub bandwidth_bytes_per_sec: f64,
-    /// Summed LMM weight w of a lone flow on the bottleneck link (1.05 SHARED, 1 otherwise).
+    /// Summed LMM weight w of a lone flow on the bottleneck link ([`SHARED_LINK_WEIGHT`] for
+    /// the single SHARED link, [`FATPIPE_LINK_WEIGHT`] with `flow_aggregate_ratio`).
     pub crosstraffic_weight: f64,
     /// `network/TCP-gamma` in bytes.
     pub tcp_gamma_bytes: f64,
+    /// m >= 1: the aggregate bandwidth of concurrent flows over a lone flow's, fitted from an
+    /// exchange ([`crate::network::fit_flow_sharing`]); `None`: one SHARED link (m = 1).
+    pub flow_aggregate_ratio: Option<f64>,
 }
 
 impl LinkSpec {
+    /// Bandwidth of the SHARED link that bounds concurrent flows when `flow_aggregate_ratio`
+    /// is m: `1.05 · m · B` bytes/s (k flows, each weighing 1.05 on it, get m·B/k each; a lone
+    /// flow is bounded by the FATPIPE link's B since m >= 1). `None` without a ratio.
+    pub fn shared_bandwidth_bytes_per_sec(&self) -> Option<f64> {
+        self.flow_aggregate_ratio
+            .map(|m| SHARED_LINK_WEIGHT * m * self.bandwidth_bytes_per_sec)
+    }
+
     /// `B_eff = min(B / w, B, TCP_gamma / (2L))` in bytes per second (reference §6.2).
     pub fn effective_bandwidth_bytes_per_sec(&self) -> f64 {
         let b = self.bandwidth_bytes_per_sec;
@@ -77,6 +99,20 @@ pub struct OverheadEntry {
     pub intercept_secs: f64,
     /// Seconds per byte.
     pub slope_secs_per_byte: f64,
+}
+
+/// The cost in seconds of `entries` (`smpi/os`, `smpi/or` or `smpi/ois`) for a message of
+/// `size_bytes` raw bytes: the entry with the largest threshold strictly below the size, else
+/// the lowest entry (reference §4.3); 0 without entries.
+pub fn overhead_at(entries: &[OverheadEntry], size_bytes: u64) -> f64 {
+    let pick = entries
+        .iter()
+        .filter(|e| e.threshold_bytes < size_bytes)
+        .max_by_key(|e| e.threshold_bytes)
+        .or_else(|| entries.iter().min_by_key(|e| e.threshold_bytes));
+    pick.map_or(0.0, |e| {
+        e.intercept_secs + e.slope_secs_per_byte * size_bytes as f64
+    })
 }
 
 /// The SMPI configuration that reproduces a calibration.
@@ -228,6 +264,7 @@ mod tests {
             bandwidth_bytes_per_sec: 125e6,
             crosstraffic_weight: SHARED_LINK_WEIGHT,
             tcp_gamma_bytes: DEFAULT_TCP_GAMMA_BYTES,
+            flow_aggregate_ratio: None,
         };
         let b_eff = 125e6 / 1.05;
         assert!((link.effective_bandwidth_bytes_per_sec() - b_eff).abs() < 1e-6);
@@ -271,8 +308,32 @@ mod tests {
             bandwidth_bytes_per_sec: 125e6,
             crosstraffic_weight: 1.05,
             tcp_gamma_bytes: DEFAULT_TCP_GAMMA_BYTES,
+            flow_aggregate_ratio: None,
         };
         assert_eq!(link.effective_bandwidth_bytes_per_sec(), 20_971_520.0);
+    }
+
+    /// Reference §4.3: the entry with the largest threshold strictly below S, else the lowest.
+    /// Entries 0:1e-6:0 and 100:2e-6:1e-9: S = 100 → 1e-6 (100 is not below 100), S = 101 →
+    /// 2e-6 + 101e-9 = 2.101e-6, S = 0 → the lowest entry, 1e-6.
+    #[test]
+    fn overhead_lookup_is_strict() {
+        let e = [
+            OverheadEntry {
+                threshold_bytes: 0,
+                intercept_secs: 1e-6,
+                slope_secs_per_byte: 0.0,
+            },
+            OverheadEntry {
+                threshold_bytes: 100,
+                intercept_secs: 2e-6,
+                slope_secs_per_byte: 1e-9,
+            },
+        ];
+        assert_eq!(overhead_at(&e, 100), 1e-6);
+        assert!((overhead_at(&e, 101) - 2.101e-6).abs() < 1e-18);
+        assert_eq!(overhead_at(&e, 0), 1e-6);
+        assert_eq!(overhead_at(&[], 5), 0.0);
     }
 
     #[test]

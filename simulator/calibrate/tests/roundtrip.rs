@@ -9,9 +9,11 @@ use std::process::Command;
 
 use timeless_calibrate::measurement::{Measurements, Op};
 use timeless_calibrate::network::{calibrate_network, NetworkOptions, ThresholdSource};
-use timeless_calibrate::pingpong_sim::simulate_pingpong;
+use timeless_calibrate::pingpong_sim::{exchange_trace, simulate_exchange, simulate_pingpong};
 use timeless_calibrate::platform_xml::{platform_xml, HostSpec};
-use timeless_calibrate::simgrid::{LinkSpec, DEFAULT_TCP_GAMMA_BYTES, SHARED_LINK_WEIGHT};
+use timeless_calibrate::simgrid::{
+    LinkSpec, DEFAULT_TCP_GAMMA_BYTES, FATPIPE_LINK_WEIGHT, SHARED_LINK_WEIGHT,
+};
 use timeless_platform::{Platform, PlatformOptions};
 
 fn hosts(names: &[&str]) -> Vec<HostSpec> {
@@ -32,6 +34,18 @@ fn p1_link() -> LinkSpec {
         bandwidth_bytes_per_sec: 125e6,
         crosstraffic_weight: SHARED_LINK_WEIGHT,
         tcp_gamma_bytes: DEFAULT_TCP_GAMMA_BYTES,
+        flow_aggregate_ratio: None,
+    }
+}
+
+/// P1's latency and bandwidth as a FATPIPE link plus a SHARED link of 1.05 × 1.4 × 125 MB/s:
+/// two concurrent flows get 1.4 × 125e6 / 2 = 87.5e6 B/s each, a lone flow 125e6.
+const TRUE_PAIR_RATIO: f64 = 1.4;
+fn p1_pair_link() -> LinkSpec {
+    LinkSpec {
+        crosstraffic_weight: FATPIPE_LINK_WEIGHT,
+        flow_aggregate_ratio: Some(TRUE_PAIR_RATIO),
+        ..p1_link()
     }
 }
 
@@ -68,13 +82,15 @@ const TRUE_BW: [f64; 3] = [0.4, 0.7, 0.96];
 
 /// Hand-chosen truth. Segments on P = S + 16: P <= 1500 (S <= 1484), 1500 < P <= 65551
 /// (S < 65536), P > 65551 (S >= 65536, the rendezvous sizes above SimGrid's default detached
-/// threshold). os(S) = 1e-6 + 1e-10·S and or(S) = 5e-7 + 5e-11·S below the threshold.
+/// threshold). os(S) = 1e-6 + 1e-10·S and or(S) = 5e-7 + 5e-11·S below the threshold,
+/// ois(S) = 2e-7 + 1e-11·S at every size.
 fn true_cfg() -> Vec<(String, String)> {
     kv(&[
         ("smpi/lat-factor", "65551:4;1500:2.5;0:1.5"),
         ("smpi/bw-factor", "65551:0.96;1500:0.7;0:0.4"),
         ("smpi/os", "0:1e-6:1e-10"),
         ("smpi/or", "0:5e-7:5e-11"),
+        ("smpi/ois", "0:2e-7:1e-11"),
     ])
 }
 
@@ -205,9 +221,27 @@ fn smpirun_available() -> bool {
 
 /// SimGrid's clock at the end of a 2-rank replay, from `[%.12r]`-formatted log lines.
 fn smpirun_time(dir: &Path, platform: &str, hostfile: &str, cfg: &[(String, String)]) -> f64 {
+    smpirun_time_np(dir, 2, platform, hostfile, cfg)
+}
+
+/// The same with `np` ranks.
+fn smpirun_time_np(
+    dir: &Path,
+    np: usize,
+    platform: &str,
+    hostfile: &str,
+    cfg: &[(String, String)],
+) -> f64 {
     let mut cmd = Command::new("smpirun");
     cmd.current_dir(dir)
-        .args(["-np", "2", "-platform", platform, "-hostfile", hostfile])
+        .args([
+            "-np",
+            &np.to_string(),
+            "-platform",
+            platform,
+            "-hostfile",
+            hostfile,
+        ])
         .args(["-replay", "list", "--log=root.fmt:[%.12r]%e%m%n"]);
     for (k, v) in cfg {
         cmd.arg(format!("--cfg={k}:{v}"));
@@ -262,6 +296,252 @@ fn written_files_agree_with_smpirun() {
         assert!(
             within(sg, measured, 1e-6),
             "S = {s}: SimGrid {sg} measured {measured}"
+        );
+    }
+}
+
+/// The exchange as the replay sees it, by hand (module docs of `network`): on the P1 pair link
+/// with every factor 1, ois = 1 µs, or = 2 µs (S < 65536), the two flows get 87.5e6 B/s each:
+/// * S = 1000 (P = 1016): 1e-6 + 50e-6 + 1016/87.5e6 + 2e-6 = 64.61142857e-6 s;
+/// * S = 1e6 (P = 1000016, rendezvous: no or): 1e-6 + 50e-6 + 1000016/87.5e6 = 11.479754286e-3 s;
+/// * a lone flow of 1e6 B one way (ping-pong / 2): 50e-6 + 1000016/125e6 = 8.050128e-3 s.
+#[test]
+fn exchange_on_the_pair_link_by_hand() {
+    let p = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &p1_pair_link(),
+        "pair",
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = kv(&[
+        ("smpi/lat-factor", "0:1"),
+        ("smpi/bw-factor", "0:1"),
+        ("smpi/ois", "0:1e-6:0"),
+        ("smpi/or", "0:2e-6:0"),
+    ]);
+    let ends = ids(&p, "h0", "h1");
+    let e = simulate_exchange(&p, ends, 2, &cfg, &[1000, 1_000_000], dir.path()).unwrap();
+    assert!(within(e[0].1, 64.611_428_571e-6, 1e-9), "{e:?}");
+    assert!(within(e[1].1, 11.479_754_286e-3, 1e-9), "{e:?}");
+    let rtt = simulate_pingpong(&p, ends, &cfg, &[1_000_000], dir.path()).unwrap();
+    assert!(within(rtt[0].1, 2.0 * 8.050_128e-3, 1e-9), "{rtt:?}");
+}
+
+fn measurements_with_exchange(
+    platform: &Platform,
+    ends: [timeless_platform::HostId; 2],
+) -> Measurements {
+    let dir = tempfile::tempdir().unwrap();
+    let rtt = simulate_pingpong(platform, ends, &true_cfg(), &sizes(), dir.path()).unwrap();
+    let mut m = measurements(&rtt);
+    for (s, t) in simulate_exchange(platform, ends, 2, &true_cfg(), &sizes(), dir.path()).unwrap() {
+        m.push(Op::Exchange, s, t);
+    }
+    m
+}
+
+/// Round trip of the concurrent-flow fit: exchange and ping-pong times simulated on a platform
+/// whose two concurrent flows share an aggregate of 1.4 × a lone flow's bandwidth must give back
+/// m = 1.4 (within 2%, in fact 1e-6: the data are exact), and the same factors as before.
+#[test]
+fn calibration_recovers_the_pair_ratio() {
+    let truth = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &p1_pair_link(),
+        "truth",
+    ));
+    let m = measurements_with_exchange(&truth, ids(&truth, "h0", "h1"));
+    let opts = NetworkOptions {
+        latency_secs: Some(50e-6),
+        bandwidth_bytes_per_sec: Some(125e6),
+        ..NetworkOptions::default()
+    };
+    let cal = calibrate_network(&m, &opts).unwrap();
+    let sharing = cal.flow_sharing.as_ref().expect("exchange measured");
+    assert!(
+        within(sharing.aggregate_ratio, TRUE_PAIR_RATIO, 1e-6),
+        "{}",
+        sharing.aggregate_ratio
+    );
+    assert_eq!(cal.link.flow_aggregate_ratio, Some(sharing.aggregate_ratio));
+    assert_eq!(cal.link.crosstraffic_weight, 1.0);
+    // Bandwidth regime: D >= a, i.e. P >= a/b: segment 2 (a = 2.5 × 50 µs, b = 1/(0.7 × 125e6))
+    // from P = 10937.5 (S = 16384, 32768), segment 3 (a = 200 µs, b = 1/(0.96 × 125e6)) from
+    // P = 24000 (the 9 sizes 64 KiB .. 16 MiB): 11 sizes.
+    assert_eq!(sharing.points.iter().filter(|p| p.fitted).count(), 11);
+    for k in 0..3 {
+        assert!(within(cal.params.lat_factor[k].factor, TRUE_LAT[k], 1e-6));
+        assert!(within(cal.params.bw_factor[k].factor, TRUE_BW[k], 1e-6));
+    }
+    // The written platform reproduces the exchange at every size, and the ping-pong.
+    let dir = tempfile::tempdir().unwrap();
+    let written = load(&platform_xml(&hosts(&["a", "b"]), &cal.link, "calibrated"));
+    let ends = ids(&written, "a", "b");
+    let cfg = cal.params.cfg_items();
+    let again = simulate_exchange(&written, ends, 2, &cfg, &sizes(), dir.path()).unwrap();
+    for (s, t) in again {
+        let want = m.median_at(Op::Exchange, s).unwrap();
+        assert!(
+            within(t, want, 1e-6),
+            "S = {s}: measured {want} predicted {t}"
+        );
+    }
+    let again = simulate_pingpong(&written, ends, &cfg, &sizes(), dir.path()).unwrap();
+    for (s, t) in again {
+        let want = m.median_at(Op::PingPong, s).unwrap();
+        assert!(
+            within(t, want, 1e-6),
+            "S = {s}: measured {want} predicted {t}"
+        );
+    }
+}
+
+/// Adding the exchange to the measurements changes the written route (one SHARED link → a
+/// FATPIPE link plus a SHARED one) but not a single flow's time: the ping-pong predicted with
+/// either calibration is the same at every size (to 1e-9), and the two lone-flow fits are equal.
+#[test]
+fn the_pair_ratio_leaves_single_flows_unchanged() {
+    let truth = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &p1_pair_link(),
+        "truth",
+    ));
+    let with = measurements_with_exchange(&truth, ids(&truth, "h0", "h1"));
+    let mut without = with.clone();
+    without.samples.retain(|s| s.op != Op::Exchange);
+    let a = calibrate_network(&without, &NetworkOptions::default()).unwrap();
+    let b = calibrate_network(&with, &NetworkOptions::default()).unwrap();
+    assert!(a.flow_sharing.is_none() && a.link.flow_aggregate_ratio.is_none());
+    // Ignoring the exchange is the same as not measuring it.
+    let ignored = NetworkOptions {
+        flow_sharing: false,
+        ..NetworkOptions::default()
+    };
+    assert_eq!(calibrate_network(&with, &ignored).unwrap(), a);
+    assert_eq!(a.fit, b.fit);
+    let dir = tempfile::tempdir().unwrap();
+    let pa = load(&platform_xml(&hosts(&["n"]), &a.link, "a"));
+    let pb = load(&platform_xml(&hosts(&["n"]), &b.link, "b"));
+    let na = pa.host_by_name("n").unwrap();
+    let nb = pb.host_by_name("n").unwrap();
+    let ra = simulate_pingpong(&pa, [na, na], &a.params.cfg_items(), &sizes(), dir.path()).unwrap();
+    let rb = simulate_pingpong(&pb, [nb, nb], &b.params.cfg_items(), &sizes(), dir.path()).unwrap();
+    for (x, y) in ra.iter().zip(&rb) {
+        assert!(within(y.1, x.1, 1e-9), "S = {}: {} vs {}", x.0, x.1, y.1);
+    }
+}
+
+/// Four flows at once (each rank `irecv` twice and `isend` twice, as the `persistent` program's
+/// iteration on 2 ranks): the shared TI trace of one such step of S bytes per message.
+fn four_flow_trace(s: u64) -> String {
+    let mut t = String::from("0 init\n1 init\n");
+    for (me, peer) in [(0, 1), (1, 0)] {
+        t.push_str(&format!(
+            "{me} irecv {peer} 1 {s}\n{me} irecv {peer} 2 {s}\n{me} isend {peer} 1 {s}\n{me} isend {peer} 2 {s}\n{me} waitall\n"
+        ));
+    }
+    t.push_str("0 finalize\n1 finalize\n");
+    t
+}
+
+/// The written single-machine platform with a concurrent-flow ratio (a FATPIPE self link plus a
+/// SHARED one) loads in SimGrid 3.32 and gives SimGrid's times for the ping-pong, the exchange
+/// and four concurrent flows, with the calibrated configuration. Skipped without smpirun.
+#[test]
+fn pair_layout_agrees_with_smpirun() {
+    if !smpirun_available() {
+        eprintln!("notice: smpirun not found; skipping the SimGrid cross-check");
+        return;
+    }
+    let truth = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &p1_pair_link(),
+        "truth",
+    ));
+    let m = measurements_with_exchange(&truth, ids(&truth, "h0", "h1"));
+    let cal = calibrate_network(&m, &NetworkOptions::default()).unwrap();
+    let xml = platform_xml(&hosts(&["node"]), &cal.link, "one machine");
+    assert!(xml.contains("sharing_policy=\"FATPIPE\"") && xml.contains("node_self_shared"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("p.xml"), &xml).unwrap();
+    std::fs::write(dir.path().join("hosts"), "node\nnode\n").unwrap();
+    std::fs::write(dir.path().join("list"), "t.txt\n").unwrap();
+    let p = load(&xml);
+    let node = p.host_by_name("node").unwrap();
+    let cfg = cal.params.cfg_items();
+    for s in [1u64, 4096, 65536, 1 << 22] {
+        let pingpong = format!("0 init\n1 init\n0 send 1 0 {s}\n0 recv 1 0 {s}\n1 recv 0 0 {s}\n1 send 0 0 {s}\n0 finalize\n1 finalize\n");
+        let mut cases = vec![
+            ("ping-pong", pingpong, 2),
+            ("exchange", exchange_trace(s, 2), 2),
+            ("exchange of 4 ranks", exchange_trace(s, 4), 4),
+        ];
+        // Four flows only from the detached threshold (65536 here) up: below it, each of the
+        // two receives of the `waitall` owes smpi/or, which SimGrid pays after each completion
+        // (Request::waitall loops on waitany) and our replay after the last one.
+        if s >= cal.params.detached_thresh_bytes {
+            cases.push(("four flows", four_flow_trace(s), 2));
+        }
+        for (what, trace, np) in cases {
+            std::fs::write(dir.path().join("t.txt"), &trace).unwrap();
+            let sg = smpirun_time_np(dir.path(), np, "p.xml", "hosts", &cfg);
+            let source = timeless_trace::TraceSource::Shared(dir.path().join("t.txt"));
+            let mut config = timeless_replay::ReplayConfig::default();
+            for (k, v) in &cfg {
+                config.set(&format!("{k}:{v}")).unwrap();
+            }
+            let ours = timeless_replay::Simulation::new(&p, &vec![node; np], &source, config)
+                .unwrap()
+                .run(&mut timeless_replay::NoObserver)
+                .unwrap()
+                .simulated_time_secs;
+            // SimGrid prints 12 decimals: agree to 1e-12 s (rounding) + 1e-9 relative.
+            assert!(
+                (ours - sg).abs() <= 1e-12 + 1e-9 * sg,
+                "{what}, S = {s}: ours {ours} SimGrid {sg}"
+            );
+        }
+    }
+}
+
+/// Four ranks exchanging at once on one machine whose concurrent flows get together 2.5 times
+/// a lone flow's bandwidth: the benchmark's `exchange_ranks` row says 4, and the fit gives back
+/// m = 2.5 (the data are exact: to 1e-6), reproduced by the written platform.
+#[test]
+fn calibration_recovers_the_ratio_of_four_flows() {
+    let link = LinkSpec {
+        flow_aggregate_ratio: Some(2.5),
+        ..p1_pair_link()
+    };
+    let truth = load(&platform_xml(&hosts(&["n"]), &link, "truth"));
+    let n = truth.host_by_name("n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rtt = simulate_pingpong(&truth, [n, n], &true_cfg(), &sizes(), dir.path()).unwrap();
+    let mut m = measurements(&rtt);
+    m.push(Op::ExchangeRanks, 4, 0.0);
+    for (s, t) in simulate_exchange(&truth, [n, n], 4, &true_cfg(), &sizes(), dir.path()).unwrap() {
+        m.push(Op::Exchange, s, t);
+    }
+    let cal = calibrate_network(&m, &NetworkOptions::default()).unwrap();
+    let sharing = cal.flow_sharing.as_ref().unwrap();
+    assert_eq!(sharing.flows, 4);
+    assert!(within(sharing.aggregate_ratio, 2.5, 1e-6), "{sharing:?}");
+    let written = load(&platform_xml(&hosts(&["w"]), &cal.link, "calibrated"));
+    let w = written.host_by_name("w").unwrap();
+    let again = simulate_exchange(
+        &written,
+        [w, w],
+        4,
+        &cal.params.cfg_items(),
+        &sizes(),
+        dir.path(),
+    )
+    .unwrap();
+    for (s, t) in again {
+        let want = m.median_at(Op::Exchange, s).unwrap();
+        assert!(
+            within(t, want, 1e-6),
+            "S = {s}: measured {want} predicted {t}"
         );
     }
 }

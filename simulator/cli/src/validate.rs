@@ -14,6 +14,10 @@
 //! 3. **predicted**: the trace replayed on the calibrated platform (`platform.xml`, `smpi.cfg`
 //!    and `hostfile` of `timeless calibrate network`), ranks placed round-robin on its hosts,
 //!    so that ranks folded on a host's cores share them in the replay as they did in the run.
+//!    A run folded K ranks per core is replayed with the calibration `fold<K>/` of the
+//!    calibration directory when there is one (`timeless calibrate network --fold K`: the
+//!    network as K ranks per core see it, each message also waiting for its receiver to get a
+//!    core), with the hosts at the unfolded calibration's speed; else with the unfolded one.
 //!
 //! **Host speed** (`--compute-speed`): `trace` (default) sets the hosts to the flop rate of the
 //! traced run's own compute bursts, in flops per core-second (seed 003 §5's calibration,
@@ -267,6 +271,78 @@ fn platform_speed(platform: &Platform) -> anyhow::Result<f64> {
         .ok_or_else(|| anyhow!("the calibrated platform has no host"))
 }
 
+/// One network calibration: the files `timeless calibrate network` wrote in a directory.
+struct Calibration {
+    /// `base` for the calibration directory, `fold<K>` for its `fold<K>/`.
+    name: String,
+    /// The platform, hosts at the kernel speed.
+    platform: Platform,
+    /// Its text (hosts at the kernel speed).
+    platform_xml: String,
+    platform_path: PathBuf,
+    hostfile: PathBuf,
+    cfg: ReplayConfig,
+}
+
+/// Loads the calibration in `dir`; with `speed`, its hosts are set to that speed (a fold's
+/// platform at the unfolded calibration's kernel speed, the one the traces are converted with).
+fn load_calibration(dir: &Path, name: &str, speed: Option<f64>) -> anyhow::Result<Calibration> {
+    let platform_path = dir.join("platform.xml");
+    let text = std::fs::read_to_string(&platform_path).with_context(|| {
+        format!(
+            "cannot read {} (run `timeless calibrate network --out {}` first)",
+            platform_path.display(),
+            dir.display()
+        )
+    })?;
+    let platform_xml = match speed {
+        Some(v) => with_host_speed(&text, v),
+        None => text,
+    };
+    let platform = Platform::from_xml(
+        &platform_xml,
+        &platform_path.display().to_string(),
+        &PlatformOptions::default(),
+    )?;
+    Ok(Calibration {
+        name: name.to_string(),
+        platform,
+        platform_xml,
+        hostfile: dir.join("hostfile"),
+        cfg: replay_config(&dir.join("smpi.cfg"))?,
+        platform_path,
+    })
+}
+
+/// The calibrations `<cal>/fold<K>/` (directories holding a `platform.xml`), by K.
+fn load_fold_calibrations(
+    cal: &Path,
+    speed: f64,
+) -> anyhow::Result<std::collections::BTreeMap<usize, Calibration>> {
+    let mut folds = std::collections::BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(cal) else {
+        return Ok(folds);
+    };
+    for entry in entries {
+        let path = entry?.path();
+        let Some(k) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("fold"))
+            .and_then(|k| k.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        if path.join("platform.xml").is_file() {
+            folds.insert(
+                k,
+                load_calibration(&path, &format!("fold{k}"), Some(speed))?,
+            );
+        }
+    }
+    Ok(folds)
+}
+
 /// Everything the cases share.
 struct Shared {
     launcher: String,
@@ -274,11 +350,10 @@ struct Shared {
     preload: PathBuf,
     empty: Option<PathBuf>,
     cores: usize,
-    platform: Platform,
-    platform_xml: String,
-    platform_path: PathBuf,
-    hostfile: PathBuf,
-    cfg: ReplayConfig,
+    /// The calibration directory's own (unfolded) calibration.
+    base: Calibration,
+    /// Its `fold<K>/` calibrations, by K.
+    folds: std::collections::BTreeMap<usize, Calibration>,
     kernel_speed: f64,
     source: SpeedSource,
     compensate: bool,
@@ -333,19 +408,14 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         }
     }
     let cal = &args.calibration;
-    let platform_path = cal.join("platform.xml");
-    let platform =
-        Platform::from_file(&platform_path, &PlatformOptions::default()).map_err(|e| {
-            input(anyhow!(
-                "{e} (run `timeless calibrate network --out {}` first)",
-                cal.display()
-            ))
-        })?;
-    let platform_xml = std::fs::read_to_string(&platform_path)
-        .with_context(|| format!("cannot read {}", platform_path.display()))
-        .map_err(input)?;
-    let cfg = replay_config(&cal.join("smpi.cfg")).map_err(input)?;
-    let kernel_speed = platform_speed(&platform).map_err(input)?;
+    let base = load_calibration(cal, "base", None).map_err(|e| {
+        input(anyhow!(
+            "{e:#} (run `timeless calibrate network --out {}` first)",
+            cal.display()
+        ))
+    })?;
+    let kernel_speed = platform_speed(&base.platform).map_err(input)?;
+    let folds = load_fold_calibrations(cal, kernel_speed).map_err(|e| input(anyhow!("{e:#}")))?;
     let (launcher, imp) = find_launcher().map_err(input)?;
     let exe = std::env::current_exe().map_err(|e| Failure::Other(e.into()))?;
     let preload = trace::find_preload(&exe).map_err(input)?;
@@ -364,11 +434,8 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         preload,
         empty,
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        platform,
-        platform_xml,
-        hostfile: cal.join("hostfile"),
-        platform_path,
-        cfg,
+        base,
+        folds,
         kernel_speed,
         source: args.compute_speed,
         compensate: !args.no_compensation,
@@ -429,6 +496,20 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
     let trace_mode = match case.trace_fold.or(ctx.trace_fold) {
         Some(k) => trace::mode_for(np, Some(k), None, ctx.cores),
         None => mode.clone(),
+    };
+    let calib = match &mode {
+        Mode::Folding { ranks_per_core, .. } => match ctx.folds.get(ranks_per_core) {
+            Some(c) => c,
+            None => {
+                bar.suspend(|| {
+                    eprintln!(
+                        "timeless: notice: {tag}: no fold{ranks_per_core}/ calibration (`timeless calibrate network --fold {ranks_per_core}`): replayed with the unfolded one"
+                    )
+                });
+                &ctx.base
+            }
+        },
+        _ => &ctx.base,
     };
     let trace_dir = ctx.out.join("traces").join(case.dir_name());
     std::fs::create_dir_all(&trace_dir)
@@ -508,8 +589,8 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
     let trace_platform = match trace_rate {
         Some(rate) => Some(
             Platform::from_xml(
-                &with_host_speed(&ctx.platform_xml, rate),
-                &ctx.platform_path.display().to_string(),
+                &with_host_speed(&calib.platform_xml, rate),
+                &calib.platform_path.display().to_string(),
                 &PlatformOptions::default(),
             )
             .map_err(|e| Failure::Other(e.into()))?,
@@ -527,16 +608,24 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
                     100.0 * timeless_calibrate::compute::MIN_RATE_COVERAGE
                 )
             });
-            &ctx.platform
+            &calib.platform
         }
-        (SpeedSource::Kernel, _) => &ctx.platform,
+        (SpeedSource::Kernel, _) => &calib.platform,
     };
     let replay = |platform: &Platform, cfg: &ReplayConfig, compensate: bool| {
-        replay(platform, &ctx.hostfile, np, &traces, &meta, cfg, compensate)
+        replay(
+            platform,
+            &calib.hostfile,
+            np,
+            &traces,
+            &meta,
+            cfg,
+            compensate,
+        )
     };
-    let (kernel_secs, kernel_removed) = replay(&ctx.platform, &ctx.cfg, ctx.compensate)?;
+    let (kernel_secs, kernel_removed) = replay(&calib.platform, &calib.cfg, ctx.compensate)?;
     let trace_secs = match &trace_platform {
-        Some(p) => Some(replay(p, &ctx.cfg, ctx.compensate)?),
+        Some(p) => Some(replay(p, &calib.cfg, ctx.compensate)?),
         None => None,
     };
     let (secs, removed) = match (ctx.source, trace_secs) {
@@ -544,9 +633,9 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
         _ => (kernel_secs, kernel_removed),
     };
     let trace_secs = trace_secs.map(|t| t.0);
-    let other_compensation_secs = replay(chosen, &ctx.cfg, !ctx.compensate)?.0;
-    let compute_only_secs = replay(chosen, &free_network(&ctx.cfg), ctx.compensate)?.0;
-    let mut no_compute = ctx.cfg.clone();
+    let other_compensation_secs = replay(chosen, &calib.cfg, !ctx.compensate)?.0;
+    let compute_only_secs = replay(chosen, &free_network(&calib.cfg), ctx.compensate)?.0;
+    let mut no_compute = calib.cfg.clone();
     no_compute
         .set("smpi/simulate-computation:no")
         .map_err(|e| Failure::Other(anyhow!(e)))?;
@@ -557,6 +646,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
         np,
         mode: mode_name(&mode, false),
         trace_mode: mode_name(&trace_mode, true),
+        calibration: calib.name.clone(),
         measured: baseline_secs.map_or_else(Vec::new, |b| {
             walls.iter().map(|w| (w - b).max(0.0)).collect()
         }),

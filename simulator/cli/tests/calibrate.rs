@@ -114,9 +114,14 @@ fn network_from_csv_writes_the_hand_derived_factors() {
     // The simulated ping-pong on the written files reproduces the input at every size.
     let fit = std::fs::read_to_string(cal.join("fit.csv")).unwrap();
     assert_eq!(fit.lines().count(), 22);
+    let header: Vec<&str> = fit.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
     for line in fit.lines().skip(1) {
-        let err_pct: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+        let fields: Vec<&str> = line.split(',').collect();
+        let err_pct: f64 = fields[col("error_pct")].parse().unwrap();
         assert!(err_pct.abs() < 1e-3, "{line}");
+        // No exchange in the input: its columns are empty.
+        assert_eq!(fields[col("measured_exchange_secs")], "", "{line}");
     }
     for f in ["pingpong.csv", "hostfile", "summary.txt"] {
         assert!(cal.join(f).exists(), "{f}");
@@ -149,6 +154,90 @@ fn network_from_csv_writes_the_hand_derived_factors() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let t = v["simulated_time"].as_f64().unwrap();
     assert!((t - 8.368e-6).abs() < 1e-14, "{t}");
+}
+
+/// The same ping-pong plus a bidirectional exchange at every size, E = a + 1.25·b·P (the
+/// pingpong_csv segments): each of two concurrent flows drains 1.25 times slower than alone,
+/// so m = 2/1.25 = 1.6. With the nominal link of 1 µs and 1e9 B/s the route becomes a FATPIPE
+/// link of 1e9 B/s (lone-flow weight 1, so the bw-factors are those of pingpong_csv × 1.05:
+/// 0.5/1.05, 0.8/1.05, 1/1.05) plus a SHARED link of 1.05 × 1.6 × 1e9 = 1.68e9 B/s. The fit
+/// counts the sizes where b·P >= a: 1024 (segment 1, from P = 952), 4096 .. 32768 (segment 2,
+/// from P = 2286), 65536 .. 1 MiB (segment 3, from P = 9524): 10 of 21.
+#[test]
+fn network_with_exchange_writes_the_pair_ratio() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = pingpong_csv();
+    for k in 0..=20u32 {
+        let size = 1u64 << k;
+        let (a, bw) = if size <= 1024 {
+            (2e-6, 0.5e9)
+        } else if size <= 32768 {
+            (3e-6, 0.8e9)
+        } else {
+            (10e-6, 1e9)
+        };
+        let t = a + 1.25 * 1.05 / bw * (size as f64 + 16.0);
+        csv.push_str(&format!("exchange,{size},{t:e}\n"));
+    }
+    std::fs::write(dir.path().join("pp.csv"), csv).unwrap();
+    let (out, err, code) = timeless(
+        dir.path(),
+        &[
+            "calibrate",
+            "network",
+            "--from-csv",
+            "pp.csv",
+            "--out",
+            "cal",
+            "--latency",
+            "1e-6",
+            "--bandwidth",
+            "1e9",
+            "--speed",
+            "1e9",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("concurrent flows get together 1.6000 times a lone flow's bandwidth"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "exchange of 2 ranks at once at 21 sizes, 10 in the bandwidth regime fitted: ratio 1.6000\n"
+        ),
+        "{out}"
+    );
+    let cal = dir.path().join("cal");
+    let cfg = std::fs::read_to_string(cal.join("smpi.cfg")).unwrap();
+    let bw = entries(cfg_value(&cfg, "smpi/bw-factor"));
+    for (k, &(_, f)) in bw.iter().enumerate() {
+        assert!((f - [0.5, 0.8, 1.0][k] / 1.05).abs() < 1e-9, "bw {bw:?}");
+    }
+    let xml = std::fs::read_to_string(cal.join("platform.xml")).unwrap();
+    assert!(
+        xml.contains(
+            "bandwidth=\"1000000000Bps\" latency=\"0.000001s\" sharing_policy=\"FATPIPE\""
+        ),
+        "{xml}"
+    );
+    let shared: f64 = xml
+        .split("_shared\" bandwidth=\"")
+        .nth(1)
+        .and_then(|r| r.split("Bps").next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((shared - 1.68e9).abs() < 1.0, "{xml}");
+    // The replayed exchange reproduces the input at every size.
+    let fit = std::fs::read_to_string(cal.join("fit.csv")).unwrap();
+    let header: Vec<&str> = fit.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for line in fit.lines().skip(1) {
+        let fields: Vec<&str> = line.split(',').collect();
+        let err_pct: f64 = fields[col("exchange_error_pct")].parse().unwrap();
+        assert!(err_pct.abs() < 1e-3, "{line}");
+    }
 }
 
 /// A SKaMPI log with 9 sizes (1 B .. 256 B, times in µs, made up, increasing) fits one segment

@@ -50,10 +50,16 @@ fn missing_calibration_is_an_input_error() {
 /// A calibration of a made-up machine: one host of 1 Gflop/s and 2 cores, link 1 µs / 1 GB/s,
 /// factors from the 3-segment hand CSV of tests/calibrate.rs (any valid calibration will do).
 fn calibration(dir: &Path) {
+    calibration_into(dir, "cal", 2e-6, "1e9");
+}
+
+/// A one-segment ping-pong of one-way time `latency_secs` + P/1e9, calibrated into `out` with
+/// the host speed `speed`.
+fn calibration_into(dir: &Path, out: &str, latency_secs: f64, speed: &str) {
     let mut csv = String::from("op,size_bytes,time_secs\n");
     for k in 0..=20u32 {
         let s = 1u64 << k;
-        let t = 2.0 * (2e-6 + (s as f64 + 16.0) / 1e9);
+        let t = 2.0 * (latency_secs + (s as f64 + 16.0) / 1e9);
         csv.push_str(&format!("pingpong,{s},{t:e}\n"));
     }
     std::fs::write(dir.join("pp.csv"), csv).unwrap();
@@ -65,9 +71,9 @@ fn calibration(dir: &Path) {
             "--from-csv",
             "pp.csv",
             "--out",
-            "cal",
+            out,
             "--speed",
-            "1e9",
+            speed,
             "--cores",
             "2",
         ],
@@ -129,9 +135,16 @@ fn field<'a>(header: &str, line: &'a str, name: &str) -> &'a str {
 
 /// `timeless simulate`'s simulated time of the kept trace, with `extra` arguments.
 fn simulate(dir: &Path, platform: &str, extra: &[&str]) -> f64 {
+    simulate_with(dir, "ring-n2", platform, "cal/smpi.cfg", extra)
+}
+
+/// `timeless simulate`'s simulated time of the trace kept for `case`, on `platform` with the
+/// configuration `cfg`.
+fn simulate_with(dir: &Path, case: &str, platform: &str, cfg: &str, extra: &[&str]) -> f64 {
+    let list = format!("val/traces/{case}/trace-list.txt");
     let mut a = vec![
         "simulate",
-        "val/traces/ring-n2/trace-list.txt",
+        &list,
         "-p",
         platform,
         "--hostfile",
@@ -139,7 +152,7 @@ fn simulate(dir: &Path, platform: &str, extra: &[&str]) -> f64 {
         "-n",
         "2",
         "--cfg-file",
-        "cal/smpi.cfg",
+        cfg,
         "--format",
         "json",
     ];
@@ -275,6 +288,66 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
     );
     // The compensation removed the tracer's cost of the ring's 3 rounds of calls.
     assert!(num("removed_per_rank_secs") > 0.0, "{row}");
+
+    // A run folded 2 per core is replayed with cal/fold2 (another latency: 20 µs), its hosts at
+    // the unfolded calibration's speed (1e9, not fold2's 2e9: the traces are converted with it).
+    calibration_into(dir.path(), "cal/fold2", 20e-6, "2e9");
+    std::fs::remove_dir_all(dir.path().join("val")).unwrap();
+    let (_, err, code) = timeless(
+        dir.path(),
+        &[
+            "validate",
+            "-n",
+            "2",
+            "--fold",
+            "2",
+            "--reps",
+            "1",
+            "--compute-speed",
+            "kernel",
+            "--calibration",
+            "cal",
+            "--out",
+            "val",
+            "--",
+            ring.to_str().unwrap(),
+            "3",
+            "100000",
+            "1000000",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let csv = std::fs::read_to_string(dir.path().join("val/validate.csv")).unwrap();
+    let (header, row) = csv.split_once('\n').unwrap();
+    let f = |name: &str| field(header, row.trim_end(), name);
+    assert_eq!((f("mode"), f("calibration")), ("folded x2", "fold2"));
+    let xml = std::fs::read_to_string(dir.path().join("cal/fold2/platform.xml")).unwrap();
+    let at_base = xml.replace("speed=\"2000000000f\"", "speed=\"1000000000f\"");
+    assert_ne!(at_base, xml, "fold2's platform names its speed 2000000000f");
+    std::fs::write(dir.path().join("fold2.xml"), at_base).unwrap();
+    let folded = simulate_with(
+        dir.path(),
+        "ring-n2-f2",
+        "fold2.xml",
+        "cal/fold2/smpi.cfg",
+        &[],
+    );
+    close(
+        f("predicted_secs").parse().unwrap(),
+        folded,
+        1e-9,
+        "folded, fold2 calibration",
+    );
+    // And it is not the unfolded calibration's prediction (3 rounds of 2 messages of 100 kB:
+    // 6 × 18 µs more latency).
+    let unfolded = simulate_with(
+        dir.path(),
+        "ring-n2-f2",
+        "cal/platform.xml",
+        "cal/smpi.cfg",
+        &[],
+    );
+    assert!(folded - unfolded > 6.0 * 17e-6, "{folded} vs {unfolded}");
 
     // A program that fails under the launcher: exit 1 naming the run, no table written.
     std::fs::remove_dir_all(dir.path().join("val")).unwrap();

@@ -3,10 +3,19 @@
 //! `MPI_Send`, `MPI_Isend` and `MPI_Recv`, reference §10).
 //!
 //! Run with 2 ranks: `mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES]
-//! [--late-us US] [--out FILE]`, or with `--empty` (any rank count) only `MPI_Init` and
-//! `MPI_Finalize`, the launch baseline of `timeless validate`. Rank 0 writes CSV `op,size_bytes,time_secs`, one row per timed
+//! [--late-us US] [--yield] [--out FILE]`, or with `--empty` (any rank count) only `MPI_Init` and
+//! `MPI_Finalize`, the launch baseline of `timeless validate`. With more than 2 ranks, ranks 0
+//! and 1 measure while the others wait in `MPI_Barrier` (polling, as the blocked ranks of a
+//! folded run do: `timeless calibrate network --fold K` runs K ranks per core this way).
+//! Rank 0 writes CSV `op,size_bytes,time_secs`, one row per timed
 //! repetition (the calibration takes medians):
 //! * `pingpong`: round trip `MPI_Send` + `MPI_Recv` against `MPI_Recv` + `MPI_Send`, on rank 0;
+//! * `exchange`: both ranks post `MPI_Irecv` and `MPI_Isend` of the same size to each other and
+//!   wait for both (`MPI_Sendrecv`'s pattern), every measuring rank at once after a barrier:
+//!   concurrent flows, two per pair, whose time per exchange on rank 0 tells how they share the
+//!   bandwidth;
+//! * `exchange_ranks`: one row whose size is the number of ranks that exchanged at once (the
+//!   number of concurrent flows; 2 unless `--busy-pairs`);
 //! * `send`: `MPI_Send` while rank 1 posts its receive `late` later (rendezvous sizes wait for
 //!   the receiver, which reveals the eager/rendezvous switch);
 //! * `send_burst`: mean cost of the next 7 back-to-back `MPI_Send` calls of that burst (the
@@ -15,7 +24,10 @@
 //! * `recv`: `MPI_Recv` on rank 1 of a message sent `late` earlier;
 //! * `recv_burst`: mean cost of the next 7 `MPI_Recv` calls of already-arrived messages
 //!   (`smpi/or` for eager sizes);
-//! * `late`: one row with the delay used.
+//! * `late`: one row with the delay used (seconds).
+//!
+//! `--yield`: the late rank's busy wait calls `sched_yield` (for folded runs, where the rank
+//! it waits for may need its core).
 //!
 //! Sizes: 1 B to `--max-size` (16 MiB) at powers of two and their 1.5× midpoints, plus sizes
 //! 64 B either side of the usual eager/rendezvous switches (4, 8, 16, 32, 64, 128 KiB). Each size
@@ -35,10 +47,12 @@ struct Options {
     late_secs: f64,
     out: Option<String>,
     empty: bool,
+    yield_while_late: bool,
+    busy_pairs: bool,
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("timeless-pingpong: {msg}\nusage: mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES] [--late-us US] [--out FILE] | --empty");
+    eprintln!("timeless-pingpong: {msg}\nusage: mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES] [--late-us US] [--yield] [--busy-pairs] [--out FILE] | --empty");
     std::process::exit(2);
 }
 
@@ -50,6 +64,8 @@ fn parse_args() -> Options {
         late_secs: 500e-6,
         out: None,
         empty: false,
+        yield_while_late: false,
+        busy_pairs: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -70,6 +86,8 @@ fn parse_args() -> Options {
             "--late-us" => o.late_secs = num("--late-us", value("--late-us")) * 1e-6,
             "--out" => o.out = Some(value("--out")),
             "--empty" => o.empty = true,
+            "--yield" => o.yield_while_late = true,
+            "--busy-pairs" => o.busy_pairs = true,
             "-h" | "--help" => usage("help"),
             other => usage(&format!("unknown argument '{other}'")),
         }
@@ -106,10 +124,14 @@ const ROUNDS: usize = 5;
 /// Calls per burst in the per-call cost tests.
 const BURST: usize = 8;
 
-fn spin_for(secs: f64) {
+fn spin_for(secs: f64, yield_core: bool) {
     let t0 = mpi::time();
     while mpi::time() - t0 < secs {
-        std::hint::spin_loop();
+        if yield_core {
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
     }
 }
 
@@ -121,20 +143,41 @@ fn main() {
         // MPI_Init and MPI_Finalize only: the launch cost `timeless validate` subtracts.
         return;
     }
-    let rank = world.rank();
-    if world.size() != 2 {
-        if rank == 0 {
-            eprintln!(
-                "timeless-pingpong: needs exactly 2 ranks (got {}); run with mpirun -np 2",
-                world.size()
-            );
-        }
+    let world_rank = world.rank();
+    let ranks = world.size();
+    if ranks < 2 {
+        eprintln!("timeless-pingpong: needs at least 2 ranks (got {ranks}); run with mpirun -np 2");
         std::process::exit(2);
     }
-    let peer = world.process_at_rank(1 - rank);
+    // Pairs (0, 1), (2, 3), ... synchronise on their own communicator. Ranks 0 and 1 measure;
+    // with --busy-pairs the other pairs run the same benchmark at the same time (unrecorded),
+    // otherwise they (and an odd last rank) wait in the final barrier.
+    let active = world_rank < 2 || (opts.busy_pairs && world_rank < ranks - ranks % 2);
+    let pair = world
+        .split_by_color(mpi::topology::Color::with_value(if active {
+            world_rank / 2
+        } else {
+            ranks
+        }))
+        .expect("every rank has a color");
+    // The ranks that measure, together: every exchange starts on all of them at once.
+    let measuring = world
+        .split_by_color(mpi::topology::Color::with_value(i32::from(!active)))
+        .expect("every rank has a color");
+    if !active {
+        world.barrier();
+        return;
+    }
+    let rank = pair.rank();
+    let records = world_rank == 0;
+    let peer = pair.process_at_rank(1 - rank);
     let sizes = sizes(opts.max_size_bytes);
     let mut buf = vec![0u8; opts.max_size_bytes.max(1)];
-    let mut rows: Vec<(&str, usize, f64)> = vec![("late", 0, opts.late_secs)];
+    let mut incoming = vec![0u8; opts.max_size_bytes.max(1)];
+    let mut rows: Vec<(&str, usize, f64)> = vec![
+        ("late", 0, opts.late_secs),
+        ("exchange_ranks", measuring.size() as usize, 0.0),
+    ];
     // Global warm-up: Open MPI's shared-memory transport sets up its per-peer fast boxes only
     // after a number of sends (btl_vader_fbox_threshold, 16), so the first size would be slow.
     for _ in 0..200 {
@@ -157,6 +200,9 @@ fn main() {
         let msg = &mut buf[..size];
         let total = opts.reps.min(((opts.reps << 20) / size.max(1)).max(10));
         let reps = total / ROUNDS + usize::from(round < total % ROUNDS);
+        // Every measuring pair starts the size together: with --busy-pairs, pairs out of step
+        // would measure small sizes against another pair's multi-MiB transfers.
+        measuring.barrier();
         // Ping-pong.
         for r in 0..opts.warmup + reps {
             let t0 = mpi::time();
@@ -171,10 +217,25 @@ fn main() {
                 peer.send(&msg[..]);
             }
         }
+        // Exchange: both directions at once, every measuring rank at the same time (after a
+        // barrier), timed on rank 0.
+        for r in 0..opts.warmup + reps {
+            measuring.barrier();
+            let t0 = mpi::time();
+            mpi::request::scope(|scope| {
+                let recv = peer.immediate_receive_into(scope, &mut incoming[..size]);
+                let send = peer.immediate_send(scope, &msg[..]);
+                recv.wait();
+                send.wait();
+            });
+            if rank == 0 && r >= opts.warmup {
+                rows.push(("exchange", size, mpi::time() - t0));
+            }
+        }
         // MPI_Send with a late receiver: the first call alone (does it wait?), then the mean of
         // the next BURST - 1 back-to-back calls (the steady-state per-call cost).
         for r in 0..opts.warmup + reps {
-            world.barrier();
+            pair.barrier();
             if rank == 0 {
                 let t0 = mpi::time();
                 peer.send(&msg[..]);
@@ -188,7 +249,7 @@ fn main() {
                     rows.push(("send_burst", size, (t2 - t1) / (BURST - 1) as f64));
                 }
             } else {
-                spin_for(opts.late_secs);
+                spin_for(opts.late_secs, opts.yield_while_late);
                 for _ in 0..BURST {
                     peer.receive_into(&mut msg[..]);
                 }
@@ -196,7 +257,7 @@ fn main() {
         }
         // MPI_Isend call cost.
         for r in 0..opts.warmup + reps {
-            world.barrier();
+            pair.barrier();
             if rank == 0 {
                 mpi::request::scope(|scope| {
                     let t0 = mpi::time();
@@ -215,13 +276,13 @@ fn main() {
         // mean of the next BURST - 1 calls.
         let mut recv_secs = vec![0f64; 2 * reps];
         for r in 0..opts.warmup + reps {
-            world.barrier();
+            pair.barrier();
             if rank == 0 {
                 for _ in 0..BURST {
                     peer.send(&msg[..]);
                 }
             } else {
-                spin_for(opts.late_secs);
+                spin_for(opts.late_secs, opts.yield_while_late);
                 let t0 = mpi::time();
                 peer.receive_into(&mut msg[..]);
                 let t1 = mpi::time();
@@ -239,18 +300,21 @@ fn main() {
             peer.send(&recv_secs[..]);
         } else {
             peer.receive_into(&mut recv_secs[..]);
-            for pair in recv_secs.chunks(2) {
-                rows.push(("recv", size, pair[0]));
-                rows.push(("recv_burst", size, pair[1]));
+            for p in recv_secs.chunks(2) {
+                rows.push(("recv", size, p[0]));
+                rows.push(("recv_burst", size, p[1]));
             }
-            eprint!(
-                "\rtimeless-pingpong: {}/{steps} steps (round {}, {size} B)    ",
-                step + 1,
-                round + 1
-            );
+            if records {
+                eprint!(
+                    "\rtimeless-pingpong: {}/{steps} steps (round {}, {size} B)    ",
+                    step + 1,
+                    round + 1
+                );
+            }
         }
     }
-    if rank == 0 {
+    world.barrier();
+    if records {
         eprintln!();
         let mut text = String::from("op,size_bytes,time_secs\n");
         for (op, size, t) in &rows {

@@ -2,8 +2,16 @@
 //!
 //! Measurements come from `validation/pingpong` run with mpirun (the CLI itself links no MPI), or
 //! from a CSV or SKaMPI file. The library (`timeless-calibrate`) fits them; this module runs the
-//! benchmark, replays the ping-pong on the written platform with our simulator, and writes the
-//! files. Nothing is written to `--out` unless every step succeeded.
+//! benchmark, replays the ping-pong (and the bidirectional exchange, when measured) on the
+//! written platform with our simulator, and writes the files. Nothing is written to `--out`
+//! unless every step succeeded.
+//!
+//! `--fold K` calibrates the network as a folded run sees it: the benchmark runs K ranks per
+//! core on every core of this machine, launched as `timeless trace` and `timeless validate`
+//! launch folded runs (`taskset`, `--oversubscribe --bind-to none --mca mpi_yield_when_idle 1`),
+//! with every pair of ranks running the benchmark at once (`--busy-pairs`) and ranks 0 and 1
+//! recording; a message then also waits for its receiver to get a core. `timeless validate`
+//! uses `<calibration>/fold<K>/` for runs folded K per core.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -15,8 +23,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use plotters::style::RGBColor;
 use timeless_calibrate::input;
 use timeless_calibrate::measurement::{Measurements, Op};
-use timeless_calibrate::network::{calibrate_network, NetworkCalibration, NetworkOptions};
-use timeless_calibrate::pingpong_sim::simulate_pingpong;
+use timeless_calibrate::network::{
+    calibrate_network, ExchangePoint, NetworkCalibration, NetworkOptions,
+};
+use timeless_calibrate::pingpong_sim::{simulate_exchange, simulate_pingpong};
 use timeless_calibrate::platform_xml::{platform_xml, HostSpec};
 use timeless_kernel::PiecewiseFactor;
 use timeless_platform::{Platform, PlatformOptions};
@@ -76,10 +86,27 @@ pub struct NetworkArgs {
     /// Largest tolerated drop of the ping-pong median from one size to the next (a fraction).
     #[arg(long, default_value_t = 0.5)]
     pub monotonic_tolerance: f64,
+    /// Ignore the exchange measurements: write one SHARED link, on which concurrent flows split
+    /// one bandwidth, instead of fitting how they share it.
+    #[arg(long)]
+    pub no_flow_sharing: bool,
     /// Cores per host (default: the cores of this machine).
     #[arg(long)]
     pub cores: Option<u32>,
+    /// Measure folded: K ranks per core on every core (module docs).
+    #[arg(long, value_name = "K", conflicts_with = "hostfile")]
+    pub fold: Option<usize>,
 }
+
+/// Open MPI's options for a folded run, as `timeless trace` gives them (`trace::launch_line`).
+const FOLDED_MPIRUN_ARGS: [&str; 6] = [
+    "--oversubscribe",
+    "--bind-to",
+    "none",
+    "--mca",
+    "mpi_yield_when_idle",
+    "1",
+];
 
 fn input_err(e: impl Into<anyhow::Error>) -> Failure {
     Failure::Input(e.into())
@@ -151,18 +178,33 @@ fn run_bench(
     bench: &Path,
     csv: &Path,
     multi_host: bool,
+    cores: u32,
 ) -> Result<(), Failure> {
-    let mut cmd = Command::new(&args.mpirun);
-    cmd.args(["-np", "2"]);
+    let mut cmd = match args.fold {
+        Some(k) => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", &format!("0-{}", cores.max(1) - 1), &args.mpirun])
+                .args(["-np", &(k * cores.max(1) as usize).to_string()])
+                .args(FOLDED_MPIRUN_ARGS);
+            c
+        }
+        None => {
+            let mut c = Command::new(&args.mpirun);
+            c.args(["-np", "2"]);
+            c
+        }
+    };
     if let Some(h) = &args.hostfile {
         cmd.arg("--hostfile").arg(h);
         if multi_host {
             cmd.args(["--map-by", "node"]);
         }
     }
-    cmd.args(&args.mpirun_args)
-        .arg(bench)
-        .args(["--reps", &args.reps.to_string()])
+    cmd.args(&args.mpirun_args).arg(bench);
+    if args.fold.is_some() {
+        cmd.args(["--yield", "--busy-pairs"]);
+    }
+    cmd.args(["--reps", &args.reps.to_string()])
         .args(["--max-size", &args.max_size.to_string()])
         .arg("--out")
         .arg(csv)
@@ -171,7 +213,7 @@ fn run_bench(
     let shown = format!("{cmd:?}");
     let mut child = cmd
         .spawn()
-        .with_context(|| format!("cannot run {}", args.mpirun))
+        .with_context(|| format!("cannot run {}", cmd.get_program().to_string_lossy()))
         .map_err(Failure::Other)?;
     let bar = ProgressBar::new(1);
     bar.set_style(
@@ -230,6 +272,15 @@ struct Row {
     fitted_one_way_secs: f64,
     model_secs: f64,
     simulated_secs: f64,
+    exchange: Option<ExchangeRow>,
+}
+
+/// The exchange at one size (`fit.csv`'s exchange columns).
+struct ExchangeRow {
+    point: ExchangePoint,
+    flows: u64,
+    model_secs: f64,
+    simulated_secs: f64,
 }
 
 fn overhead(params: &[(String, String)], key: &str, size: u64) -> f64 {
@@ -248,10 +299,16 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
             args.np
         )));
     }
+    if args.fold == Some(0) {
+        return Err(input_err(anyhow!("--fold needs K >= 1 ranks per core")));
+    }
     let hosts = match &args.hostfile {
         Some(h) => hostfile_hosts(h)?,
         None => vec![this_host()],
     };
+    let cores = args
+        .cores
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     let scratch = tempfile::tempdir().map_err(|e| Failure::Other(e.into()))?;
     let (m, source): (Measurements, String) = if let Some(f) = &args.from_skampi {
         (
@@ -266,12 +323,17 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
     } else {
         let bench = find_bench(&args.bench)?;
         let csv = scratch.path().join("pingpong.csv");
-        run_bench(&args, &bench, &csv, hosts.len() > 1)?;
+        run_bench(&args, &bench, &csv, hosts.len() > 1, cores)?;
         let m = input::read_csv(&csv).map_err(|e| Failure::Other(e.into()))?;
-        (
-            m,
-            format!("{} run with {} -np 2", bench.display(), args.mpirun),
-        )
+        let how = match args.fold {
+            Some(k) => format!(
+                "{} -np {} folded {k} ranks per core on {cores} cores (every pair measuring, ranks 0 and 1 recorded)",
+                args.mpirun,
+                k * cores as usize
+            ),
+            None => format!("{} -np 2", args.mpirun),
+        };
+        (m, format!("{} run with {how}", bench.display()))
     };
 
     let opts = NetworkOptions {
@@ -280,6 +342,7 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
         bandwidth_bytes_per_sec: args.bandwidth,
         detached_thresh_bytes: args.detached_thresh,
         monotonic_tolerance: args.monotonic_tolerance,
+        flow_sharing: !args.no_flow_sharing,
         ..NetworkOptions::default()
     };
     let cal = match calibrate_network(&m, &opts) {
@@ -304,9 +367,6 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
         Some(s) => s,
         None => super::compute::measure_speed(3).0,
     };
-    let cores = args
-        .cores
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
     let host_specs: Vec<HostSpec> = hosts
         .iter()
         .map(|h| HostSpec {
@@ -344,6 +404,33 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let mut exchanges = Vec::new();
+    if let Some(sharing) = &cal.flow_sharing {
+        let bar = ProgressBar::new(sharing.points.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} simulating the exchange {bar:30} {pos}/{len}")
+                .expect("valid template"),
+        );
+        for p in &sharing.points {
+            let r = simulate_exchange(
+                &platform,
+                ends,
+                sharing.flows,
+                &cfg,
+                &[p.size_bytes],
+                scratch.path(),
+            )
+            .map_err(|e| Failure::Other(e.into()))?;
+            exchanges.push(ExchangeRow {
+                point: *p,
+                flows: sharing.flows,
+                model_secs: p.model_secs(sharing.aggregate_ratio, sharing.flows),
+                simulated_secs: r[0].1,
+            });
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+    }
 
     let thresh = cal.params.detached_thresh_bytes;
     let rows: Vec<Row> = medians
@@ -367,6 +454,10 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
                 fitted_one_way_secs: fitted,
                 model_secs: 2.0 * (fitted + ov),
                 simulated_secs: sim,
+                exchange: exchanges
+                    .iter()
+                    .position(|e| e.point.size_bytes == s)
+                    .map(|i| exchanges.swap_remove(i)),
             }
         })
         .collect();
@@ -397,36 +488,64 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
         to_pts(&|r| r.model_secs),
         to_pts(&|r| r.simulated_secs),
     );
+    let exchange_pts = |f: &dyn Fn(&ExchangeRow) -> f64| -> Vec<(f64, f64)> {
+        rows.iter()
+            .filter_map(|r| r.exchange.as_ref().map(|e| (r.size_bytes as f64, f(e))))
+            .collect()
+    };
+    let (ex_measured, ex_sim) = (
+        exchange_pts(&|e| e.point.measured_secs),
+        exchange_pts(&|e| e.simulated_secs),
+    );
+    let mut series = vec![
+        Series {
+            label: "measured (median)",
+            points: &measured,
+            markers: true,
+            color: RGBColor(0, 0, 0),
+            filled: true,
+            size: 3,
+        },
+        Series {
+            label: "fitted piecewise-linear model",
+            points: &model,
+            markers: false,
+            color: RGBColor(31, 119, 180),
+            filled: false,
+            size: 0,
+        },
+        Series {
+            label: "simulated (timeless, platform.xml + smpi.cfg)",
+            points: &sim,
+            markers: true,
+            color: RGBColor(214, 39, 40),
+            filled: false,
+            size: 6,
+        },
+    ];
+    if !ex_measured.is_empty() {
+        series.push(Series {
+            label: "exchange, both directions at once (measured)",
+            points: &ex_measured,
+            markers: true,
+            color: RGBColor(44, 160, 44),
+            filled: true,
+            size: 3,
+        });
+        series.push(Series {
+            label: "exchange (simulated)",
+            points: &ex_sim,
+            markers: true,
+            color: RGBColor(148, 103, 189),
+            filled: false,
+            size: 6,
+        });
+    }
     let chart = Chart {
-        title: "Ping-pong round trip: measured vs calibrated model",
+        title: "Ping-pong round trip and exchange: measured vs calibrated model",
         x_label: "message size (bytes)",
-        y_label: "round-trip time (s)",
-        series: vec![
-            Series {
-                label: "measured (median)",
-                points: &measured,
-                markers: true,
-                color: RGBColor(0, 0, 0),
-                filled: true,
-                size: 3,
-            },
-            Series {
-                label: "fitted piecewise-linear model",
-                points: &model,
-                markers: false,
-                color: RGBColor(31, 119, 180),
-                filled: false,
-                size: 0,
-            },
-            Series {
-                label: "simulated (timeless, platform.xml + smpi.cfg)",
-                points: &sim,
-                markers: true,
-                color: RGBColor(214, 39, 40),
-                filled: false,
-                size: 6,
-            },
-        ],
+        y_label: "round-trip / exchange time (s)",
+        series,
     };
     let plotted = plot::write(&chart, &out.join("pingpong.png"), &out.join("pingpong.svg"));
     print!("{summary}");
@@ -439,11 +558,11 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
 
 fn fit_csv(rows: &[Row]) -> String {
     let mut s = String::from(
-        "size_bytes,measured_rtt_secs,min_rtt_secs,max_rtt_secs,one_way_network_secs,fitted_one_way_secs,model_rtt_secs,simulated_rtt_secs,error_pct\n",
+        "size_bytes,measured_rtt_secs,min_rtt_secs,max_rtt_secs,one_way_network_secs,fitted_one_way_secs,model_rtt_secs,simulated_rtt_secs,error_pct,measured_exchange_secs,exchange_transfer_secs,exchange_pair_ratio,exchange_in_fit,model_exchange_secs,simulated_exchange_secs,exchange_error_pct\n",
     );
     for r in rows {
         s.push_str(&format!(
-            "{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:.3}\n",
+            "{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:.3},",
             r.size_bytes,
             r.measured_secs,
             r.min_secs,
@@ -454,6 +573,19 @@ fn fit_csv(rows: &[Row]) -> String {
             r.simulated_secs,
             100.0 * (r.simulated_secs - r.measured_secs) / r.measured_secs
         ));
+        match &r.exchange {
+            Some(e) => s.push_str(&format!(
+                "{:e},{:e},{:.4},{},{:e},{:e},{:.3}\n",
+                e.point.measured_secs,
+                e.point.transfer_secs,
+                e.point.ratio(e.flows),
+                e.point.fitted,
+                e.model_secs,
+                e.simulated_secs,
+                100.0 * (e.simulated_secs - e.point.measured_secs) / e.point.measured_secs
+            )),
+            None => s.push_str(",,,,,,\n"),
+        }
     }
     s
 }
@@ -486,14 +618,41 @@ fn summary(
         "eager/rendezvous switch: smpi/send-is-detached-thresh = {} B ({:?})",
         cal.params.detached_thresh_bytes, cal.threshold_source
     );
-    let _ = writeln!(
-        s,
-        "link: latency {:e} s, bandwidth {:e} B/s, SHARED (lone-flow weight {}; effective {:e} B/s)",
-        cal.link.latency_secs,
-        cal.link.bandwidth_bytes_per_sec,
-        cal.link.crosstraffic_weight,
-        cal.link.effective_bandwidth_bytes_per_sec()
-    );
+    match (&cal.flow_sharing, cal.link.shared_bandwidth_bytes_per_sec()) {
+        (Some(p), Some(shared)) => {
+            let _ = writeln!(
+                s,
+                "link: latency {:e} s, bandwidth {:e} B/s per flow (FATPIPE), then a SHARED link of {:e} B/s: concurrent flows get together {:.4} times a lone flow's bandwidth",
+                cal.link.latency_secs,
+                cal.link.bandwidth_bytes_per_sec,
+                shared,
+                p.aggregate_ratio
+            );
+            let _ = writeln!(
+                s,
+                "concurrent flows: exchange of {} ranks at once at {} sizes, {} in the bandwidth regime fitted: ratio {:.4}{}",
+                p.flows,
+                p.points.len(),
+                p.points.iter().filter(|q| q.fitted).count(),
+                p.fitted_ratio,
+                if p.fitted_ratio == p.aggregate_ratio {
+                    String::new()
+                } else {
+                    format!(" (clamped to [1, {}]: {:.4})", p.flows, p.aggregate_ratio)
+                }
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                s,
+                "link: latency {:e} s, bandwidth {:e} B/s, SHARED (lone-flow weight {}; effective {:e} B/s)",
+                cal.link.latency_secs,
+                cal.link.bandwidth_bytes_per_sec,
+                cal.link.crosstraffic_weight,
+                cal.link.effective_bandwidth_bytes_per_sec()
+            );
+        }
+    }
     let _ = writeln!(
         s,
         "one-way network time T = a + b*(S + 16), {} segments (relative RMS {:.2}%):",
@@ -538,6 +697,27 @@ fn summary(
         let _ = writeln!(
             s,
             "simulated vs measured ping-pong: median |error| {:.2}%, max |error| {:.2}% at {at} B",
+            100.0 * med,
+            100.0 * max
+        );
+    }
+    let mut errs: Vec<(f64, u64)> = rows
+        .iter()
+        .filter_map(|r| {
+            r.exchange.as_ref().map(|e| {
+                (
+                    (e.simulated_secs - e.point.measured_secs).abs() / e.point.measured_secs,
+                    r.size_bytes,
+                )
+            })
+        })
+        .collect();
+    errs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some(&(max, at)) = errs.last() {
+        let med = errs[errs.len() / 2].0;
+        let _ = writeln!(
+            s,
+            "simulated vs measured exchange: median |error| {:.2}%, max |error| {:.2}% at {at} B",
             100.0 * med,
             100.0 * max
         );

@@ -55,6 +55,9 @@ pub struct Row {
     pub mode: String,
     /// Layout of the traced run (`regular`, `folded xK on C cores`).
     pub trace_mode: String,
+    /// The network calibration the case was replayed with: `base` (the calibration
+    /// directory) or `fold<K>` (its `fold<K>/`, measured K ranks per core).
+    pub calibration: String,
     /// Untraced run times minus the launch baseline, seconds (empty: not measured).
     pub measured: Vec<f64>,
     /// Median wall time of the launch baseline, seconds.
@@ -143,11 +146,12 @@ fn pct(v: Option<f64>) -> String {
 /// The table printed and written to `validate.txt`.
 pub fn table(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
     let mut s = format!(
-        "{:<12} {:>5}  {:<10} {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>10} {:>8} {:>8} {:>9} {:>9}\n",
+        "{:<12} {:>5}  {:<10} {:<22} {:<7} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7} {:>6} {:>10} {:>8} {:>8} {:>9} {:>9}\n",
         "program",
         "ranks",
         "mode",
         "traced",
+        "network",
         "measured",
         "min",
         "max",
@@ -169,11 +173,12 @@ pub fn table(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<12} {:>5}  {:<10} {:<22} {:>9} {:>9} {:>9} {:>9} {:>9.4} {:>7} {:>6} {:>10} {:>8} {:>8} {:>9.4} {:>9.4}",
+            "{:<12} {:>5}  {:<10} {:<22} {:<7} {:>9} {:>9} {:>9} {:>9} {:>9.4} {:>7} {:>6} {:>10} {:>8} {:>8} {:>9.4} {:>9.4}",
             r.label,
             r.np,
             r.mode,
             r.trace_mode,
+            r.calibration,
             opt(st.map(|x| x.0), |v| format!("{v:.4}")),
             opt(st.map(|x| x.1), |v| format!("{v:.4}")),
             opt(st.map(|x| x.2), |v| format!("{v:.4}")),
@@ -192,7 +197,8 @@ pub fn table(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
         s,
         "(seconds from MPI_Init to MPI_Finalize: measured = wall time of the launcher minus the median wall time of the\n \
          same launch of an empty MPI program; predicted = replay on the calibrated platform, hosts at the {} speed, tracer\n \
-         overhead {}; error = (predicted - measured median) / measured median; traced = the traced run's wall time minus the\n \
+         overhead {}; network = the calibration replayed with (base, or foldK: measured K ranks per core, for runs folded\n \
+         K per core); error = (predicted - measured median) / measured median; traced = the traced run's wall time minus the\n \
          baseline; cpu = CPU time of the ranks / (ranks x wall);\n \
          rate = the traced bursts' flops per core-second; @{} and {} = the error with the other speed source and with\n \
          the compensation {}; compute = replay on a free network; comm = replay without computation)",
@@ -265,7 +271,7 @@ pub fn acquisition(rows: &[Row]) -> String {
 /// `validate.csv`.
 pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
     let mut s = String::from(
-        "program,ranks,mode,trace_mode,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,traced_secs,predicted_secs,error_pct,speed_source,compensated,cpu_share,kernel_speed_flops_per_sec,trace_rate_flops_per_sec,rate_coverage,trace_wall_rate_flops_per_sec,predicted_kernel_secs,predicted_trace_secs,predicted_other_compensation_secs,compute_only_secs,comm_only_secs,removed_per_rank_secs,measured_secs\n",
+        "program,ranks,mode,trace_mode,calibration,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,traced_secs,predicted_secs,error_pct,speed_source,compensated,cpu_share,kernel_speed_flops_per_sec,trace_rate_flops_per_sec,rate_coverage,trace_wall_rate_flops_per_sec,predicted_kernel_secs,predicted_trace_secs,predicted_other_compensation_secs,compute_only_secs,comm_only_secs,removed_per_rank_secs,measured_secs\n",
     );
     let f = |v: Option<f64>, p: usize| v.map_or(String::new(), |v| format!("{v:.p$}"));
     let e = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6e}"));
@@ -274,11 +280,12 @@ pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
         let all: Vec<String> = r.measured.iter().map(|x| format!("{x:.6}")).collect();
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{:.9},{},{},{},{},{:.6e},{},{},{},{:.9},{},{:.9},{:.9},{:.9},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{:.9},{},{},{},{},{:.6e},{},{},{},{:.9},{},{:.9},{:.9},{:.9},{},{}",
             r.label,
             r.np,
             r.mode,
             r.trace_mode,
+            r.calibration,
             f(st.map(|x| x.0), 6),
             f(st.map(|x| x.1), 6),
             f(st.map(|x| x.2), 6),
@@ -315,6 +322,7 @@ mod tests {
             np,
             mode: "regular".into(),
             trace_mode: trace_mode.into(),
+            calibration: "base".into(),
             measured: measured.to_vec(),
             baseline_secs: Some(0.3),
             traced_secs: Some(1.5),
@@ -383,7 +391,7 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(
             lines[1],
-            "d,8,regular,regular,,,,0.300000,1.500000,9.000000000,,kernel,false,0.900,4.000000e9,3.000000e9,0.950,2.000000e9,6.750000000,9.000000000,9.010000000,8.900000000,0.100000000,0.001000,"
+            "d,8,regular,regular,base,,,,0.300000,1.500000,9.000000000,,kernel,false,0.900,4.000000e9,3.000000e9,0.950,2.000000e9,6.750000000,9.000000000,9.010000000,8.900000000,0.100000000,0.001000,"
         );
         assert_eq!(lines[0].split(',').count(), lines[1].split(',').count());
     }
