@@ -15,90 +15,25 @@
 //! when `mpicc` is absent.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::{Mutex, OnceLock};
+use std::process::Command;
 
 use timeless_trace::{Action, TraceSource};
 
-/// MPI jobs run one at a time (the machine may have two cores).
-static MPI_JOBS: Mutex<()> = Mutex::new(());
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::mpi::{root, text, timeless, MPI_JOBS, PRELOAD};
 
 fn tmp() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("online-cli")
 }
 
 fn have_mpi() -> bool {
-    let ok = Command::new("mpicc").arg("--version").output().is_ok();
-    if !ok {
-        eprintln!("mpicc not installed: `timeless trace --compress` tests skipped");
-    }
-    ok
+    common::mpi::have_mpi("`timeless trace --compress`")
 }
 
-/// The tracer library built by this test when the target directory has none.
-static PRELOAD: OnceLock<Option<PathBuf>> = OnceLock::new();
-
-/// Builds the programs (once) and makes sure the tracer library exists (as `tests/trace.rs`).
+/// Builds the programs (once) and makes sure the tracer library exists.
 fn programs() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let exe = PathBuf::from(env!("CARGO_BIN_EXE_timeless"));
-        let profile_dir = exe.parent().expect("target/<profile>");
-        let lib = "libtimeless_preload.so";
-        let present = profile_dir.join(lib).exists()
-            || profile_dir.join("deps").join(lib).exists()
-            || std::env::var_os("TIMELESS_PRELOAD").is_some();
-        PRELOAD.get_or_init(|| {
-            if present {
-                return None;
-            }
-            let target = tmp().join("preload-target");
-            let st = Command::new(env!("CARGO"))
-                .current_dir(root())
-                .args(["build", "-p", "timeless-preload", "--target-dir"])
-                .arg(&target)
-                .status()
-                .expect("cargo build -p timeless-preload");
-            assert!(st.success(), "building the tracer library failed");
-            Some(target.join("debug").join(lib))
-        });
-        let build = tmp().join("programs");
-        let out = Command::new("make")
-            .arg("-C")
-            .arg(root().join("validation/programs"))
-            .arg(format!("BUILD={}", build.display()))
-            .output()
-            .expect("make");
-        assert!(
-            out.status.success(),
-            "building the MPI programs failed:\n{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        build
-    })
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
-
-fn timeless(args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_timeless"));
-    if let Some(Some(lib)) = PRELOAD.get() {
-        cmd.env("TIMELESS_PRELOAD", lib);
-    }
-    cmd.current_dir(root())
-        .args(args)
-        .output()
-        .expect("run timeless")
+    common::mpi::programs(&tmp())
 }
 
 fn s(p: &Path) -> &str {
