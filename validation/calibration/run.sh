@@ -20,19 +20,17 @@ timed "$target/release/timeless" calibrate network -n 2 --out "$out"
 "$target/release/timeless" calibrate network --from-csv "$out/pingpong.csv" --segments 4 \
     --out "$out/segments4" --speed "$(sed -n 's/.*speed="\([^"]*\)f".*/\1/p' "$out/platform.xml")"
 rm "$out/segments4/pingpong.csv" # the same samples as "$out/pingpong.csv"
-# Folded: the same host speed, and the eager/rendezvous switch of the unfolded run (a protocol
-# property; in a folded run the late receiver's core is shared, which blurs its detection).
-# Concurrent flows of a folded run split one bandwidth (one SHARED link, --no-flow-sharing):
-# all ranks copy messages on the same cores; the exchange of the folded benchmark does not show
-# it. 4 segments: waiting for a core dominates the folded ping-pong up to larger sizes, and 3
-# segments miss the small sizes by 20-35 % (README, "Folded runs").
+# Folded (README, "Folded runs"): the unfolded model (one SHARED link: all ranks copy messages
+# on the same cores, concurrent flows split one bandwidth) with every message later by the wait
+# for a core that the folded ping-pong shows (--unfolded); the same host speed and
+# eager/rendezvous switch (a protocol property; a folded late receiver blurs its detection).
 speed=$(sed -n 's/.*speed="\([^"]*\)f".*/\1/p' "$out/platform.xml")
 thresh=$(sed -n 's/^smpi\/send-is-detached-thresh://p' "$out/smpi.cfg")
 cores=$(nproc)
 folds=$(awk -v c="$cores" '!/^#/ && NF >= 2 && $2 > c { print int(($2 + c - 1) / c) }' \
     "$root/validation/calibration/cases.txt" | sort -un)
 for k in $folds; do
-    timed "$target/release/timeless" calibrate network --fold "$k" --out "$out/fold$k" \
-        --speed "$speed" --detached-thresh "$thresh" --no-flow-sharing --segments 4
+    timed "$target/release/timeless" calibrate network --fold "$k" --unfolded "$out" \
+        --out "$out/fold$k" --speed "$speed" --detached-thresh "$thresh"
 done
 timed "$target/release/timeless" calibrate compute --runs 5 | tee "$out/compute.txt"

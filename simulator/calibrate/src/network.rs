@@ -79,6 +79,10 @@ pub struct NetworkOptions {
     /// present (true); false ignores them and writes one SHARED link (concurrent flows split
     /// one bandwidth).
     pub flow_sharing: bool,
+    /// A per-message cost added to the intercept of every segment of the fit, seconds (0 by
+    /// default): the wait for a core of a folded run, [`added_wait_secs`]; it goes into
+    /// `smpi/lat-factor`.
+    pub added_latency_secs: f64,
 }
 
 impl Default for NetworkOptions {
@@ -92,6 +96,7 @@ impl Default for NetworkOptions {
             detached_thresh_bytes: None,
             monotonic_tolerance: 0.5,
             flow_sharing: true,
+            added_latency_secs: 0.0,
         }
     }
 }
@@ -330,6 +335,29 @@ fn overhead_entries(
     out
 }
 
+/// The wait for a core that a folded run adds to every message, seconds: half the median, over
+/// the sizes of `unfolded_fit`'s first segment (the latency regime) measured in both sets, of
+/// the folded minus the unfolded ping-pong round trip (`None` when no size is in both, 0 when
+/// the folded run is not slower).
+pub fn added_wait_secs(
+    folded: &Measurements,
+    unfolded: &Measurements,
+    unfolded_fit: &PiecewiseFit,
+) -> Option<f64> {
+    let first = unfolded_fit.segments.first()?;
+    let diffs: Vec<f64> = unfolded
+        .medians(Op::PingPong)
+        .iter()
+        .filter(|p| p.size_bytes >= first.first_size_bytes && p.size_bytes <= first.last_size_bytes)
+        .filter_map(|p| {
+            folded
+                .median_at(Op::PingPong, p.size_bytes)
+                .map(|f| (f - p.time_secs) / 2.0)
+        })
+        .collect();
+    median(&diffs).map(|d| d.max(0.0))
+}
+
 /// Calibrates SimGrid's network model from ping-pong measurements (module docs).
 ///
 /// # Errors
@@ -390,7 +418,7 @@ pub fn calibrate_network(
         }
         one_way.push((s, t));
     }
-    let fit = fit_piecewise(
+    let mut fit = fit_piecewise(
         &one_way,
         &FitOptions {
             segments: opts.segments,
@@ -399,6 +427,19 @@ pub fn calibrate_network(
             forced_breaks_bytes: vec![thresh],
         },
     )?;
+    if opts.added_latency_secs != 0.0 {
+        if !(opts.added_latency_secs.is_finite() && opts.added_latency_secs > 0.0) {
+            return Err(CalibrateError::Invalid {
+                what: format!(
+                    "an added latency must be a finite number of seconds > 0, not {}",
+                    opts.added_latency_secs
+                ),
+            });
+        }
+        for seg in &mut fit.segments {
+            seg.intercept_secs += opts.added_latency_secs;
+        }
+    }
     let os = overhead_entries(m, os_op, &fit, thresh);
     let or = overhead_entries(m, or_op, &fit, thresh);
     let ois = overhead_entries(m, Op::Isend, &fit, u64::MAX);
@@ -545,6 +586,40 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    /// By hand: unfolded round trips 2 µs at 1, 2, 4 B and 10 µs at 1024 B; one segment of the
+    /// unfolded fit covering 1..=4 B. Folded: 4, 5, 8 µs at 1, 2, 4 B (one-way waits 1, 1.5,
+    /// 3 µs: median 1.5 µs) and 1 µs at 1024 B (outside the segment: ignored). Faster folded
+    /// runs give 0, and a folded set without those sizes gives None.
+    #[test]
+    fn added_wait_by_hand() {
+        use crate::fit::Segment;
+        let fit = PiecewiseFit {
+            offset_bytes: 16.0,
+            segments: vec![Segment {
+                first_size_bytes: 1,
+                last_size_bytes: 4,
+                intercept_secs: 1e-6,
+                slope_secs_per_byte: 0.0,
+                points: 3,
+            }],
+            relative_rms: 0.0,
+        };
+        let mut unfolded = Measurements::default();
+        for (s, t) in [(1, 2e-6), (2, 2e-6), (4, 2e-6), (1024, 10e-6)] {
+            unfolded.push(Op::PingPong, s, t);
+        }
+        let mut folded = Measurements::default();
+        for (s, t) in [(1, 4e-6), (2, 5e-6), (4, 8e-6), (1024, 1e-6)] {
+            folded.push(Op::PingPong, s, t);
+        }
+        let w = added_wait_secs(&folded, &unfolded, &fit).unwrap();
+        assert!((w - 1.5e-6).abs() < 1e-18, "{w}");
+        assert_eq!(added_wait_secs(&unfolded, &folded, &fit), Some(0.0));
+        let mut other = Measurements::default();
+        other.push(Op::PingPong, 8, 1e-6);
+        assert_eq!(added_wait_secs(&other, &unfolded, &fit), None);
     }
 
     #[test]

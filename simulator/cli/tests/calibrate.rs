@@ -240,6 +240,66 @@ fn network_with_exchange_writes_the_pair_ratio() {
     }
 }
 
+/// `--unfolded DIR`: the folded measurements only raise the latency of DIR's calibration. The
+/// folded ping-pong is pingpong_csv's with every round trip 2 µs longer (one-way wait 1 µs);
+/// the written factors are pingpong_csv's refitted (one SHARED link: the bw-factors 0.5, 0.8,
+/// 1 of the SHARED nominal link) with every latency 1 µs longer: lat-factors (2 + 1)/1,
+/// (3 + 1)/1, (10 + 1)/1 on the nominal 1 µs.
+#[test]
+fn network_over_unfolded_adds_the_folded_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("base")).unwrap();
+    std::fs::write(dir.path().join("base/pingpong.csv"), pingpong_csv()).unwrap();
+    let folded: String = pingpong_csv()
+        .lines()
+        .map(|l| match l.strip_prefix("pingpong,") {
+            Some(rest) => {
+                let (size, t) = rest.split_once(',').unwrap();
+                let t: f64 = t.parse().unwrap();
+                format!("pingpong,{size},{:e}\n", t + 2e-6)
+            }
+            None => format!("{l}\n"),
+        })
+        .collect();
+    std::fs::write(dir.path().join("folded.csv"), folded).unwrap();
+    let (out, err, code) = timeless(
+        dir.path(),
+        &[
+            "calibrate",
+            "network",
+            "--from-csv",
+            "folded.csv",
+            "--unfolded",
+            "base",
+            "--out",
+            "cal",
+            "--latency",
+            "1e-6",
+            "--bandwidth",
+            "1e9",
+            "--speed",
+            "1e9",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("every message 1.0000e-6 s later"), "{out}");
+    let cfg = std::fs::read_to_string(dir.path().join("cal/smpi.cfg")).unwrap();
+    let lat = entries(cfg_value(&cfg, "smpi/lat-factor"));
+    let bw = entries(cfg_value(&cfg, "smpi/bw-factor"));
+    for k in 0..3 {
+        assert!((lat[k].1 - [3.0, 4.0, 11.0][k]).abs() < 1e-9, "lat {lat:?}");
+        assert!((bw[k].1 - [0.5, 0.8, 1.0][k]).abs() < 1e-9, "bw {bw:?}");
+    }
+    // The written model reproduces the folded ping-pong at every size.
+    let fit = std::fs::read_to_string(dir.path().join("cal/fit.csv")).unwrap();
+    let header: Vec<&str> = fit.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|h| *h == "error_pct").unwrap();
+    for line in fit.lines().skip(1) {
+        let e: f64 = line.split(',').nth(col).unwrap().parse().unwrap();
+        assert!(e.abs() < 1e-3, "{line}");
+    }
+}
+
 /// A SKaMPI log with 9 sizes (1 B .. 256 B, times in µs, made up, increasing) fits one segment
 /// per 3 sizes and writes the files.
 #[test]

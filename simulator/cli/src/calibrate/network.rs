@@ -11,7 +11,11 @@
 //! launch folded runs (`taskset`, `--oversubscribe --bind-to none --mca mpi_yield_when_idle 1`),
 //! with every pair of ranks running the benchmark at once (`--busy-pairs`) and ranks 0 and 1
 //! recording; a message then also waits for its receiver to get a core. `timeless validate`
-//! uses `<calibration>/fold<K>/` for runs folded K per core.
+//! uses `<calibration>/fold<K>/` for runs folded K per core. With `--unfolded DIR`, the written
+//! model is the unfolded calibration's (DIR's `pingpong.csv` refitted with one SHARED link, on
+//! which concurrent flows split one bandwidth) with every message's latency raised by that wait
+//! (`timeless_calibrate::network::added_wait_secs`): the folded ping-pong's own bandwidth is the
+//! one of a pair sharing a core's cache, not what concurrent flows of a folded run get.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -24,7 +28,7 @@ use plotters::style::RGBColor;
 use timeless_calibrate::input;
 use timeless_calibrate::measurement::{Measurements, Op};
 use timeless_calibrate::network::{
-    calibrate_network, ExchangePoint, NetworkCalibration, NetworkOptions,
+    added_wait_secs, calibrate_network, ExchangePoint, NetworkCalibration, NetworkOptions,
 };
 use timeless_calibrate::pingpong_sim::{simulate_exchange, simulate_pingpong};
 use timeless_calibrate::platform_xml::{platform_xml, HostSpec};
@@ -96,6 +100,10 @@ pub struct NetworkArgs {
     /// Measure folded: K ranks per core on every core (module docs).
     #[arg(long, value_name = "K", conflicts_with = "hostfile")]
     pub fold: Option<usize>,
+    /// The (folded) measurements only raise the latency of the unfolded calibration in DIR
+    /// (module docs).
+    #[arg(long, value_name = "DIR")]
+    pub unfolded: Option<PathBuf>,
 }
 
 /// Open MPI's options for a folded run, as `timeless trace` gives them (`trace::launch_line`).
@@ -336,7 +344,7 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
         (m, format!("{} run with {how}", bench.display()))
     };
 
-    let opts = NetworkOptions {
+    let mut opts = NetworkOptions {
         segments: args.segments,
         latency_secs: args.latency,
         bandwidth_bytes_per_sec: args.bandwidth,
@@ -345,7 +353,38 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
         flow_sharing: !args.no_flow_sharing,
         ..NetworkOptions::default()
     };
-    let cal = match calibrate_network(&m, &opts) {
+    // With --unfolded: the unfolded measurements, refitted with one SHARED link and every
+    // message's latency raised by the wait the folded ping-pong shows.
+    let mut unfolded_note = None;
+    let fitted_m = match &args.unfolded {
+        Some(dir) => {
+            let path = dir.join("pingpong.csv");
+            let base = input::read_csv(&path).map_err(input_err)?;
+            opts.flow_sharing = false;
+            let base_cal = calibrate_network(&base, &opts)
+                .map_err(|e| input_err(anyhow!("{}: {e}", path.display())))?;
+            m.check_monotonic(Op::PingPong, opts.monotonic_tolerance)
+                .map_err(|e| Failure::Other(e.into()))?;
+            let wait = added_wait_secs(&m, &base, &base_cal.fit).ok_or_else(|| {
+                input_err(anyhow!(
+                    "no ping-pong size of the first segment of {} in the folded measurements",
+                    path.display()
+                ))
+            })?;
+            let first = &base_cal.fit.segments[0];
+            unfolded_note = Some(format!(
+                "model: the unfolded calibration of {} (one SHARED link), every message {:.4e} s later: the folded minus the unfolded one-way time, median over S in [{}, {}] B",
+                path.display(),
+                wait,
+                first.first_size_bytes,
+                first.last_size_bytes
+            ));
+            opts.added_latency_secs = wait;
+            base
+        }
+        None => m.clone(),
+    };
+    let cal = match calibrate_network(&fitted_m, &opts) {
         Ok(c) => c,
         Err(e) if args.from_skampi.is_none() && args.from_csv.is_none() => {
             // Keep the measurements of a (long) benchmark run for inspection or a re-fit.
@@ -436,9 +475,13 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
     let rows: Vec<Row> = medians
         .iter()
         .zip(&simulated)
-        .zip(&cal.one_way)
-        .map(|((p, &sim), &(_, one_way))| {
+        .map(|(p, &sim)| {
             let s = p.size_bytes;
+            let one_way = cal
+                .one_way
+                .iter()
+                .find(|o| o.0 == s)
+                .map_or(f64::NAN, |o| o.1);
             let fitted = cal.fit.predict_secs(s);
             let ov = if s < thresh {
                 overhead(&cfg, "smpi/os", s) + overhead(&cfg, "smpi/or", s)
@@ -461,7 +504,13 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
             }
         })
         .collect();
-    let summary = summary(&cal, &rows, &source, &hosts, speed, cores);
+    let mut summary = summary(&cal, &rows, &source, &hosts, speed, cores);
+    if let Some(note) = unfolded_note {
+        summary.insert_str(
+            summary.find('\n').map_or(0, |i| i + 1),
+            &format!("{note}\n"),
+        );
+    }
 
     // Everything succeeded: write the files.
     let out = &args.out;
