@@ -10,6 +10,7 @@
 //! [`CompressedTrace::rank_stream`]; [`CompressedTraceSet`] serves those streams to the replay as
 //! a `timeless_trace::TraceSet`. File layout: [`mod@format`] and the README's "Compressed traces".
 
+pub mod blocks;
 pub mod cst;
 pub mod encoder;
 pub mod error;

@@ -16,6 +16,7 @@
 //! Gaps are LEB128 varints cut into zstd blocks of [`crate::volume::BLOCK_VALUES`] gaps, like
 //! the volume stream, so a replay holds one decoded block per rank.
 
+use crate::blocks::BlockWriter;
 use crate::varint::{put_u64, Reader};
 use crate::volume::BLOCK_VALUES;
 
@@ -38,9 +39,7 @@ impl PlacementStream {
 /// Encodes gaps one by one; compresses each full block as it fills.
 #[derive(Debug, Clone)]
 pub struct PlacementEncoder {
-    zstd_level: i32,
-    block: Vec<u8>,
-    in_block: usize,
+    blocks: BlockWriter,
     stream: PlacementStream,
 }
 
@@ -48,37 +47,21 @@ impl PlacementEncoder {
     /// An empty stream whose blocks are compressed at zstd level `zstd_level`.
     pub fn new(zstd_level: i32) -> Self {
         PlacementEncoder {
-            zstd_level,
-            block: Vec::new(),
-            in_block: 0,
+            blocks: BlockWriter::new(zstd_level),
             stream: PlacementStream::default(),
         }
     }
 
     /// Appends the gap of one compute action (grammar actions since the previous one).
     pub fn push(&mut self, gap: u64) {
-        put_u64(&mut self.block, gap);
-        self.in_block += 1;
+        put_u64(self.blocks.open_block(), gap);
+        self.blocks.end_value();
         self.stream.count += 1;
-        if self.in_block == BLOCK_VALUES {
-            self.flush();
-        }
-    }
-
-    fn flush(&mut self) {
-        if self.in_block == 0 {
-            return;
-        }
-        let z = zstd::bulk::compress(&self.block, self.zstd_level)
-            .expect("zstd compression of a memory buffer");
-        self.stream.blocks.push(z);
-        self.block.clear();
-        self.in_block = 0;
     }
 
     /// Ends the stream.
     pub fn finish(mut self) -> PlacementStream {
-        self.flush();
+        self.stream.blocks = self.blocks.finish();
         self.stream
     }
 }

@@ -10,6 +10,7 @@
 //! blocks of [`BLOCK_VALUES`] values, each compressed on its own with zstd, so a replay holds one
 //! decoded block per rank (at most 8 × 4096 bytes) however long the stream.
 
+use crate::blocks::BlockWriter;
 use crate::placement::PlacementStream;
 use crate::varint::{put_u64, zigzag, Reader};
 
@@ -119,9 +120,7 @@ impl VolumeStream {
 #[derive(Debug, Clone)]
 pub struct VolumeEncoder {
     precision: Precision,
-    zstd_level: i32,
-    block: Vec<u8>,
-    in_block: usize,
+    blocks: BlockWriter,
     stream: VolumeStream,
 }
 
@@ -136,9 +135,7 @@ impl VolumeEncoder {
     pub fn with_zstd_level(precision: Precision, zstd_level: i32) -> Self {
         VolumeEncoder {
             precision,
-            zstd_level,
-            block: Vec::new(),
-            in_block: 0,
+            blocks: BlockWriter::new(zstd_level),
             stream: VolumeStream {
                 count: 0,
                 blocks: Vec::new(),
@@ -150,37 +147,26 @@ impl VolumeEncoder {
     /// Appends one volume (a finite value >= 0, as the TI parser guarantees).
     pub fn push(&mut self, v: f64) {
         match self.precision {
-            Precision::Lossless => self.block.extend_from_slice(&v.to_bits().to_le_bytes()),
+            Precision::Lossless => self
+                .blocks
+                .open_block()
+                .extend_from_slice(&v.to_bits().to_le_bytes()),
             Precision::Relative(_) => {
                 // 0 = exact zero; otherwise 1 + zigzag(bin).
                 if v == 0.0 || !v.is_finite() || v < 0.0 {
-                    put_u64(&mut self.block, 0);
+                    put_u64(self.blocks.open_block(), 0);
                 } else {
-                    put_u64(&mut self.block, zigzag(self.precision.bin(v)) + 1);
+                    put_u64(self.blocks.open_block(), zigzag(self.precision.bin(v)) + 1);
                 }
             }
         }
-        self.in_block += 1;
+        self.blocks.end_value();
         self.stream.count += 1;
-        if self.in_block == BLOCK_VALUES {
-            self.flush();
-        }
-    }
-
-    fn flush(&mut self) {
-        if self.in_block == 0 {
-            return;
-        }
-        let z = zstd::bulk::compress(&self.block, self.zstd_level)
-            .expect("zstd compression of a memory buffer");
-        self.stream.blocks.push(z);
-        self.block.clear();
-        self.in_block = 0;
     }
 
     /// Ends the stream (with an empty placement: [`crate::RankEncoder`] sets it).
     pub fn finish(mut self) -> VolumeStream {
-        self.flush();
+        self.stream.blocks = self.blocks.finish();
         self.stream
     }
 }
