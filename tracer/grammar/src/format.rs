@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! 0   magic      89 54 4C 47 0D 0A 1A 0A   ("\x89TLG\r\n\x1a\n": catches text-mode mangling)
-//! 8   version    u16 = 2
+//! 8   version    u16 = 3
 //! 10  byte order u16 = 0x0102, stored 02 01 (a big-endian writer would store 01 02)
 //! 12  sections   u32 = n
 //! 16  table      n × { kind u32, reserved u32 = 0, offset u64, length u64 }  (24 bytes each)
@@ -16,7 +16,8 @@
 //! - 3 `GRAMMAR`: the final-pass grammar over the unique grammars' words: rule count, then per
 //!   rule: body length, then per symbol: code (2·t terminal, 2·r+1 rule), exponent.
 //! - 4 `RANKS`: per rank: grammar index, volume stream index.
-//! - 5 `VOLUMES`: count, then per stream: value count, block count, per block: length, zstd bytes.
+//! - 5 `VOLUMES`: count, then per stream: value count, block count, per block: length, bytes
+//!   (lossless: zstd of the f64 bits; binned: a histogram-coded block, [`crate::histogram`]).
 //! - 6 `TRACER_META` (optional): the bytes of the tracer's `trace-meta.json` (what overhead
 //!   compensation reads) in one zstd frame (level 19), so a compressed trace replays like its
 //!   text; at most [`MAX_TRACER_META_BYTES`] once decompressed.
@@ -25,7 +26,8 @@
 //!   bytes of varint gaps ([`crate::placement`]).
 //!
 //! Version 2 took `compute` out of the grammar (version 1 had it as a terminal and no
-//! `PLACEMENT`); version 1 files are refused with a message naming both versions.
+//! `PLACEMENT`); version 3 histogram-codes binned volume blocks (version 2: zstd of varint
+//! bins). Older files are refused with a message naming both versions.
 //!
 //! Unknown section kinds are skipped (later versions may add sections). Every decoding error
 //! names the byte offset where it was found; no input makes the decoder panic.
@@ -40,7 +42,7 @@ use crate::volume::{Precision, VolumeStream};
 /// The file's first eight bytes.
 pub const MAGIC: [u8; 8] = [0x89, b'T', b'L', b'G', b'\r', b'\n', 0x1a, b'\n'];
 /// Format version written and read.
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 const BYTE_ORDER: u16 = 0x0102;
 /// Largest word count of the unique grammars accepted when reading (a guard against a tiny
 /// corrupt grammar that expands to an enormous one): 2^27 words.

@@ -3,21 +3,22 @@
 //! the call signatures likewise), with the places of the compute actions
 //! ([`crate::placement`]).
 //!
-//! Values are encoded either losslessly (the f64 bits, little-endian) or binned on a log scale
-//! with a relative error bound ε (Pilgrim §2.3.2's exponential bins): with base `b = 1 + 2ε`, a
-//! value `v > 0` becomes `k = round(ln v / ln b)` and decodes to `b^k`, so
-//! `|b^k / v - 1| <= sqrt(b) - 1 <= ε`. Zero is kept exactly. Encoded values are cut into
-//! blocks of [`BLOCK_VALUES`] values, each compressed on its own with zstd, so a replay holds one
+//! Values are encoded either losslessly (the f64 bits, little-endian, zstd-compressed) or binned
+//! on a log scale with a relative error bound ε (Pilgrim §2.3.2's exponential bins): with base
+//! `b = 1 + 2ε`, a value `v > 0` falls in bin `k = round(ln v / ln b)`, whose centre `b^k` is
+//! within `sqrt(b) - 1 <= ε` of it. Zero is kept exactly. Binned blocks are histogram-coded
+//! ([`crate::histogram`]: the block's bins, each decoded at the admissible point nearest to the
+//! mean of its values, then each value's bin entropy-coded against the histogram). Values are
+//! cut into blocks of [`BLOCK_VALUES`] values, each coded on its own, so a replay holds one
 //! decoded block per rank (at most 8 × 4096 bytes) however long the stream.
 
 use crate::blocks::BlockWriter;
 use crate::placement::PlacementStream;
-use crate::varint::{put_u64, zigzag, Reader};
 
 /// Values per zstd block.
 pub const BLOCK_VALUES: usize = 4096;
 
-/// zstd level of the blocks written by `timeless compress` (offline: size first).
+/// zstd level of the lossless blocks written by `timeless compress` (offline: size first).
 pub const OFFLINE_ZSTD_LEVEL: i32 = 19;
 /// zstd level of the blocks compressed while an MPI program runs (the tracer's online
 /// compression: time first). On a 2-rank stencil2d trace (122,007 actions, 60,005 compute
@@ -36,7 +37,8 @@ pub enum Precision {
 }
 
 /// The default: a relative error of at most 1e-3 per compute volume, which changes a simulated
-/// time by at most 0.1 % (every compute phase is scaled by a factor within 1 ± 1e-3).
+/// time by at most 0.1 % (every compute phase is scaled by a factor within 1 ± 1e-3), and by
+/// far less where a bin's values keep their mean ([`crate::histogram`]).
 pub const DEFAULT_PRECISION: Precision = Precision::Relative(1e-3);
 
 impl Precision {
@@ -74,6 +76,8 @@ impl Precision {
     }
 
     /// The value `v` as this precision stores it (identity when lossless).
+    /// (Centre decoding: what a lone value of its bin would decode to, to the step of
+    /// [`crate::histogram`]'s decode point.)
     pub fn quantize(self, v: f64) -> f64 {
         match self {
             Precision::Lossless => v,
@@ -103,7 +107,8 @@ impl Precision {
 pub struct VolumeStream {
     /// Number of values.
     pub count: u64,
-    /// zstd-compressed blocks of encoded values, [`BLOCK_VALUES`] values each (the last fewer).
+    /// Coded blocks, [`BLOCK_VALUES`] values each (the last fewer): zstd-compressed f64 bits
+    /// when lossless, histogram-coded bins otherwise ([`crate::histogram`]).
     pub blocks: Vec<Vec<u8>>,
     /// One gap per compute action: where it goes among the grammar's actions.
     pub placement: PlacementStream,
@@ -120,7 +125,13 @@ impl VolumeStream {
 #[derive(Debug, Clone)]
 pub struct VolumeEncoder {
     precision: Precision,
+    zstd_level: i32,
+    /// Lossless blocks.
     blocks: BlockWriter,
+    /// The open binned block's values (relative precision).
+    binned: Vec<f64>,
+    /// Finished binned blocks.
+    binned_blocks: Vec<Vec<u8>>,
     stream: VolumeStream,
 }
 
@@ -135,7 +146,10 @@ impl VolumeEncoder {
     pub fn with_zstd_level(precision: Precision, zstd_level: i32) -> Self {
         VolumeEncoder {
             precision,
+            zstd_level,
             blocks: BlockWriter::new(zstd_level),
+            binned: Vec::new(),
+            binned_blocks: Vec::new(),
             stream: VolumeStream {
                 count: 0,
                 blocks: Vec::new(),
@@ -147,26 +161,42 @@ impl VolumeEncoder {
     /// Appends one volume (a finite value >= 0, as the TI parser guarantees).
     pub fn push(&mut self, v: f64) {
         match self.precision {
-            Precision::Lossless => self
-                .blocks
-                .open_block()
-                .extend_from_slice(&v.to_bits().to_le_bytes()),
-            Precision::Relative(_) => {
-                // 0 = exact zero; otherwise 1 + zigzag(bin).
-                if v == 0.0 || !v.is_finite() || v < 0.0 {
-                    put_u64(self.blocks.open_block(), 0);
-                } else {
-                    put_u64(self.blocks.open_block(), zigzag(self.precision.bin(v)) + 1);
+            Precision::Lossless => {
+                self.blocks
+                    .open_block()
+                    .extend_from_slice(&v.to_bits().to_le_bytes());
+                self.blocks.end_value();
+            }
+            Precision::Relative(e) => {
+                self.binned.push(v);
+                if self.binned.len() == BLOCK_VALUES {
+                    self.binned_blocks.push(crate::histogram::encode_block(
+                        &self.binned,
+                        e,
+                        self.zstd_level,
+                    ));
+                    self.binned.clear();
                 }
             }
         }
-        self.blocks.end_value();
         self.stream.count += 1;
     }
 
     /// Ends the stream (with an empty placement: [`crate::RankEncoder`] sets it).
     pub fn finish(mut self) -> VolumeStream {
-        self.stream.blocks = self.blocks.finish();
+        self.stream.blocks = match self.precision {
+            Precision::Lossless => self.blocks.finish(),
+            Precision::Relative(e) => {
+                if !self.binned.is_empty() {
+                    self.binned_blocks.push(crate::histogram::encode_block(
+                        &self.binned,
+                        e,
+                        self.zstd_level,
+                    ));
+                }
+                self.binned_blocks
+            }
+        };
         self.stream
     }
 }
@@ -175,7 +205,10 @@ impl VolumeEncoder {
 #[derive(Debug, Clone)]
 pub struct VolumeCursor {
     block_index: usize,
+    /// The current lossless block's bytes.
     decoded: Vec<u8>,
+    /// The current binned block's values.
+    values: Vec<f64>,
     pos: usize,
     left_in_block: usize,
     read: u64,
@@ -193,6 +226,7 @@ impl VolumeCursor {
         VolumeCursor {
             block_index: 0,
             decoded: Vec::new(),
+            values: Vec::new(),
             pos: 0,
             left_in_block: 0,
             read: 0,
@@ -217,41 +251,38 @@ impl VolumeCursor {
                 .get(self.block_index)
                 .ok_or_else(|| format!("volume block {} missing", self.block_index))?;
             let values = (stream.count - self.read).min(BLOCK_VALUES as u64) as usize;
-            // A lossless block is exactly 8 bytes per value; a binned one at most 10.
-            let cap = values
-                * if precision == Precision::Lossless {
-                    8
-                } else {
-                    10
-                };
-            self.decoded = zstd::bulk::decompress(block, cap)
-                .map_err(|e| format!("volume block {}: {e}", self.block_index))?;
+            match precision {
+                // Exactly 8 bytes per value.
+                Precision::Lossless => {
+                    self.decoded = zstd::bulk::decompress(block, values * 8)
+                        .map_err(|e| format!("volume block {}: {e}", self.block_index))?;
+                }
+                Precision::Relative(e) => {
+                    self.values = crate::histogram::decode_block(block, values, e)
+                        .map_err(|m| format!("volume block {}, {m}", self.block_index))?;
+                }
+            }
             self.block_index += 1;
             self.pos = 0;
             self.left_in_block = values;
         }
-        let v = match precision {
-            Precision::Lossless => {
-                let b = self
-                    .decoded
-                    .get(self.pos..self.pos + 8)
-                    .ok_or_else(|| format!("volume block {} too short", self.block_index - 1))?;
-                self.pos += 8;
-                f64::from_bits(u64::from_le_bytes(b.try_into().expect("8 bytes")))
-            }
-            Precision::Relative(_) => {
-                let mut r = Reader::new(&self.decoded[self.pos..], 0);
-                let code = r
-                    .varint("bin")
-                    .map_err(|e| format!("volume block {}: {e}", self.block_index - 1))?;
-                self.pos += r.offset();
-                if code == 0 {
-                    0.0
-                } else {
-                    precision.unbin(crate::varint::unzigzag(code - 1))
+        let v =
+            match precision {
+                Precision::Lossless => {
+                    let b = self.decoded.get(self.pos..self.pos + 8).ok_or_else(|| {
+                        format!("volume block {} too short", self.block_index - 1)
+                    })?;
+                    self.pos += 8;
+                    f64::from_bits(u64::from_le_bytes(b.try_into().expect("8 bytes")))
                 }
-            }
-        };
+                Precision::Relative(_) => {
+                    let v = self.values.get(self.pos).copied().ok_or_else(|| {
+                        format!("volume block {} too short", self.block_index - 1)
+                    })?;
+                    self.pos += 1;
+                    v
+                }
+            };
         self.left_in_block -= 1;
         self.read += 1;
         Ok(Some(v))
