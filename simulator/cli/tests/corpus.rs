@@ -103,9 +103,9 @@ fn smpirun_makespan(dir: &Path, case: &Case) -> f64 {
         dir.display()
     );
     text.lines()
+        .rev()
         .filter(|l| l.contains("Simulation time"))
-        .filter_map(|l| l.strip_prefix('[')?.split(']').next()?.parse().ok())
-        .last()
+        .find_map(|l| l.strip_prefix('[')?.split(']').next()?.parse().ok())
         .unwrap_or_else(|| panic!("{}: no 'Simulation time' line:\n{text}", dir.display()))
 }
 
