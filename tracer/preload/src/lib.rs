@@ -43,6 +43,7 @@
 //!   ranks' files travel to rank 0's node over MPI (k-nomial tree) before `MPI_Finalize`.
 
 pub mod args;
+pub mod burst;
 pub mod calibrate;
 pub mod clock;
 pub mod control;

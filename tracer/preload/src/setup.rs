@@ -8,8 +8,10 @@
 //! Environment: `TIMELESS_OUT` (trace directory, default `timeless-trace`; `%r` in it stands
 //! for the world rank), `TIMELESS_GATHER_OUT`, `TIMELESS_GATHER_RADIX` and
 //! `TIMELESS_GATHER_KEEP` (see `gather`),
-//! `TIMELESS_BUFFER_BYTES` (write threshold, default 1 MiB), `TIMELESS_MIN_BURST_SECS` (shorter
-//! bursts are carried over to the next one, default 1e-6 s), `TIMELESS_REF_SPEED` (flop/s,
+//! `TIMELESS_BUFFER_BYTES` (write threshold, default 1 MiB), `TIMELESS_MIN_BURST_SECS` (a
+//! burst shorter than this is carried over to the next record, default 1e-6 s) and
+//! `TIMELESS_MAX_CARRY_SECS` (carried compute is written once it reaches this, default 20e-6 s;
+//! see `burst`), `TIMELESS_REF_SPEED` (flop/s,
 //! replaces the calibration; `timeless trace` sets it) and `TIMELESS_REF_SPEED_SOURCE` (where it
 //! came from, for the metadata), `TIMELESS_EXACT_CPU_ABOVE_SECS` (intervals longer than this
 //! read the real thread CPU clock, default 20e-6 s; see `clock`), `TIMELESS_FLUSH_SECS`
@@ -23,6 +25,7 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::path::PathBuf;
 
+use crate::burst::BurstRule;
 use crate::calibrate::{self, median, Calibration};
 use crate::clock;
 use crate::counters::{self, Request};
@@ -106,7 +109,7 @@ fn try_start() -> Result<(), Fail> {
         env_f64("TIMELESS_EXACT_CPU_ABOVE_SECS").unwrap_or(clock::DEFAULT_EXACT_ABOVE_SECS),
     );
     let settings = Settings {
-        min_burst_secs: env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6).max(0.0),
+        burst_rule: burst_rule(),
         inject_panic_at: env_f64("TIMELESS_INJECT_PANIC").map(|v| v as u64),
         flush_secs: env_f64("TIMELESS_FLUSH_SECS")
             .unwrap_or(DEFAULT_FLUSH_SECS)
@@ -565,7 +568,8 @@ fn metadata(
                 ("per_rank_measured_granularity_secs", per_rank(|i| i.granularity_secs)),
             ]),
         ),
-        ("min_burst_secs", Json::Num(env_f64("TIMELESS_MIN_BURST_SECS").unwrap_or(1e-6))),
+        ("min_burst_secs", Json::Num(burst_rule().min_burst_secs)),
+        ("max_carry_secs", Json::Num(burst_rule().max_carry_secs)),
         ("flush_secs", Json::Num(env_f64("TIMELESS_FLUSH_SECS").unwrap_or(DEFAULT_FLUSH_SECS).max(0.0))),
         (
             "timestamps",
@@ -583,4 +587,18 @@ fn metadata(
         ("start_unix_secs", Json::Int(now)),
         ("untraced_ranks", Json::Arr(failed)),
     ])
+}
+
+/// The burst thresholds from `TIMELESS_MIN_BURST_SECS` and `TIMELESS_MAX_CARRY_SECS` (CPU
+/// seconds; defaults in [`BurstRule::default`]; negative values count as 0).
+fn burst_rule() -> BurstRule {
+    let d = BurstRule::default();
+    BurstRule {
+        min_burst_secs: env_f64("TIMELESS_MIN_BURST_SECS")
+            .unwrap_or(d.min_burst_secs)
+            .max(0.0),
+        max_carry_secs: env_f64("TIMELESS_MAX_CARRY_SECS")
+            .unwrap_or(d.max_carry_secs)
+            .max(0.0),
+    }
 }

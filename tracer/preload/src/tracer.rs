@@ -27,6 +27,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use timeless_trace::Datatype;
 
+use crate::burst::{BurstCarry, BurstRule};
 use crate::clock::thread_cpu_chained_secs;
 use crate::mpi::{self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Request, MPI_Status};
 use crate::stamps::Stamped;
@@ -351,8 +352,8 @@ impl fmt::Display for Counts<'_> {
 /// Settings read from the environment at start-up.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// A burst shorter than this (CPU seconds) is carried over to the next one.
-    pub min_burst_secs: f64,
+    /// When a burst is written rather than carried over (CPU seconds, see `burst`).
+    pub burst_rule: BurstRule,
     /// Test hook: panic when this many records have been written.
     pub inject_panic_at: Option<u64>,
     /// Buffered lines older than this (wall seconds) are written out, at the end of a traced
@@ -361,7 +362,7 @@ pub struct Settings {
 }
 
 /// Bursts measured with the instruction counter (`counters`): what is pending besides
-/// `pending_cpu`, which still decides when a burst is long enough to be written.
+/// `pending`, which still decides when a burst is written (CPU time, see `burst`).
 #[derive(Debug, Clone)]
 struct Counted {
     /// Reference flops per instruction (the kernel's).
@@ -387,8 +388,8 @@ pub struct Tracer {
     speed: f64,
     /// Thread CPU time when the tracer last handed control back to the program.
     last_exit: f64,
-    /// CPU seconds of compute not written yet (bursts under `min_burst_secs`).
-    pending_cpu: f64,
+    /// Compute not written yet (carried over, and the current burst; see `burst`).
+    pending: BurstCarry,
     /// Compute measured in instructions, when hardware counters are used (see `counters`).
     counted: Option<Counted>,
     settings: Settings,
@@ -432,7 +433,7 @@ impl Tracer {
             out,
             speed,
             last_exit: thread_cpu_chained_secs(),
-            pending_cpu: 0.0,
+            pending: BurstCarry::default(),
             counted: None,
             settings,
             comms,
@@ -541,7 +542,7 @@ impl Tracer {
         ins_in: Option<crate::counters::Reading>,
     ) -> Result<(), Fail> {
         let cpu = (t_in - self.last_exit).max(0.0);
-        self.pending_cpu += cpu;
+        self.pending.add(cpu);
         if let Some(c) = &mut self.counted {
             match c
                 .last_exit
@@ -561,12 +562,13 @@ impl Tracer {
         Ok(())
     }
 
-    /// Writes the pending compute if it reaches the minimum burst (in CPU seconds, with or
-    /// without counters); shorter bursts carry over.
+    /// Writes the pending compute if the burst since the last record is long enough, or the
+    /// carried compute reaches its cap (in CPU seconds, with or without counters; see
+    /// `burst`); otherwise it carries over.
     fn flush_compute(&mut self) -> Result<(), Fail> {
-        if self.pending_cpu >= self.settings.min_burst_secs && self.pending_cpu > 0.0 {
+        if let Some(cpu_secs) = self.pending.take(&self.settings.burst_rule) {
             let flops = match &mut self.counted {
-                None => (self.pending_cpu * self.speed).round(),
+                None => (cpu_secs * self.speed).round(),
                 Some(c) => {
                     let f = crate::counters::burst_flops(
                         c.pending_instructions,
@@ -577,7 +579,6 @@ impl Tracer {
                     f.round()
                 }
             };
-            self.pending_cpu = 0.0;
             if flops >= 1.0 {
                 self.untimed_action(format_args!("compute {}", flops as u64))?;
             }
