@@ -1073,6 +1073,121 @@ def build():
           2: wrap(["recv 0 0 1e6", "send 0 0 1e6", "recv 0 1 0", "send 0 1 0"])})
 
 
+    # ------------------------------------------------------------------------------------------
+    # Overheads in multi-request waits. Request::waitall loops on waitany and each finish_wait
+    # sleeps smpi/or for a receive whose sender was detached, right after that receive's own
+    # completion; requests completing meanwhile are finished when the sleep ends. With the
+    # completion dates t_1 <= .. <= t_n and the entry date t_0: e_k = max(e_{k-1}, t_k) + or_k.
+    st5 = star_platform(5, ["125MBps"] * 5, ["10us"] * 5)
+    s5 = ["s%d" % i for i in range(5)]
+    sizes = {1: 100, 2: 1000, 3: 10000, 4: 60000}
+    tr = {0: wrap(["irecv %d 0 1" % k for k in range(1, 5)] + ["waitall"] +
+                  ["irecv %d 1 %d" % (k, sizes[k]) for k in range(1, 5)] + ["waitall"])}
+    for k in range(1, 5):
+        tr[k] = wrap(["compute %d" % (3000 * k), "send 0 0 1", "compute %d" % (40000 * k),
+                      "send 0 1 %d" % sizes[k]])
+    case("64-waitall-or-staggered-senders",
+         "waitall over 4 detached irecvs (1 B) from 4 senders on a star (125MBps/10us NICs) whose "
+         "sends are 3 us apart, with smpi/or 5 us + 1 ns/B: each or is slept right after its own "
+         "completion, so the sleeps chain (e_k = max(e_{k-1}, t_k) + or_k; paying them all after "
+         "the last completion is 9 us late). Then 100/1000/10000/60000 B from senders 40 us apart: "
+         "the sleeps of the small ones end before the next arrival.",
+         5, st5, s5, tr, cfg=["smpi/or:0:5e-6:1e-9"])
+
+    st3 = star_platform(3, ["125MBps"] * 3, ["10us"] * 3)
+    case("65-waitall-mixed-isend-irecv-rendezvous",
+         "waitall over isends and irecvs of detached (1000, 500, 100, 2000 B) and rendezvous (2e5, "
+         "3e5, 7e4 B) sizes on a 3-host star: the detached receives owe smpi/or (4 us + 1 ns/B) "
+         "after their own completion, overlapping the rendezvous transfers still in flight; "
+         "detached isends complete when posted; smpi/ois and smpi/os sleep before each send. "
+         "The second waitall posts its requests in another order.",
+         3, st3, ["s0", "s1", "s2"],
+         {0: wrap(["irecv 1 0 1000", "irecv 2 0 200000", "isend 1 1 500", "isend 2 1 300000",
+                   "waitall", "isend 2 2 100", "irecv 2 3 70000", "irecv 1 3 2000", "waitall"]),
+          1: wrap(["compute 2e4", "isend 0 0 1000", "irecv 0 1 500", "waitall", "compute 1e4",
+                   "send 0 3 2000"]),
+          2: wrap(["send 0 0 200000", "recv 0 1 300000", "recv 0 2 100", "compute 5e4",
+                   "send 0 3 70000"])},
+         cfg=["smpi/or:0:4e-6:1e-9", "smpi/ois:0:1e-6:0", "smpi/os:0:2e-6:0"])
+
+    st4 = star_platform(4, ["125MBps"] * 4, ["10us"] * 4)
+    case("66-waitall-complete-at-entry",
+         "Requests already complete when waitall is entered: rank 0 irecvs 1000 B from ranks 1-3 "
+         "and computes 1 ms first, so waitall only sleeps the three smpi/or (50 us each) one after "
+         "the other. Second round: the message of rank 1 is in at entry, rank 2's arrives during "
+         "its or sleep (finished when the sleep ends), rank 3's after the sleeps (its or after "
+         "its own completion).",
+         4, st4, ["s0", "s1", "s2", "s3"],
+         {0: wrap(["irecv 1 0 1000", "irecv 2 0 1000", "irecv 3 0 1000", "compute 1e6", "waitall",
+                   "irecv 1 1 1000", "irecv 2 1 1000", "irecv 3 1 1000", "compute 2e5",
+                   "waitall"]),
+          1: wrap(["send 0 0 1000", "send 0 1 1000"]),
+          2: wrap(["send 0 0 1000", "compute 1.37e6", "send 0 1 1000"]),
+          3: wrap(["send 0 0 1000", "compute 1.6e6", "send 0 1 1000"])},
+         cfg=["smpi/or:0:5e-5:0"])
+
+    case("67-sendrecv-or",
+         "sendRecv is isend + irecv + waitall: rank 0 sends 2e5 B (rendezvous) and receives 1000 B "
+         "(detached), so the receive's smpi/or (30 us) is slept while its own send is still in "
+         "flight and costs nothing; rank 1 pays no or (its receive is rendezvous). Then a "
+         "sendRecv of two detached messages (or after the receive), and one where rank 1 "
+         "receives 1000 B late.",
+         2, pair_platform(), ["alpha", "beta"],
+         {0: wrap(["sendRecv 200000 1 1000 1 6 6", "sendRecv 1000 1 2000 1 6 6",
+                   "compute 1e5", "sendRecv 70000 1 3000 1 6 6"]),
+          1: wrap(["sendRecv 1000 0 200000 0 6 6", "sendRecv 2000 0 1000 0 6 6",
+                   "sendRecv 3000 0 70000 0 6 6"])},
+         cfg=["smpi/or:0:3e-5:0", "smpi/ois:0:2e-6:1e-10"])
+
+    case("68-collectives-or-ois",
+         "Default collectives with smpi/or 20 us + 1 ns/B, smpi/ois 3 us and smpi/os 5 us at 4 "
+         "ranks with skewed starts (8-node cluster): gather 1000 (the root's group of irecvs "
+         "is one waitall: or after each completion), allgather 1000, alltoall 500 (basic linear), "
+         "barrier, reduce, allreduce, scatter 2000, alltoallv, bcast (blocking recvs).",
+         4, c8, cl(4),
+         {r: wrap([skew(r), "gather 1000 1000", skew(3 - r), "allgather 1000 1000",
+                   "alltoall 500 500", skew(r + 1), "barrier", "reduce 1000 1e5 2",
+                   skew(r + 2), "allreduce 500 1e5", "scatter 2000 2000 1",
+                   "alltoallv 4000 %s 4000 %s" % (" ".join(str(100 * (r + c + 1)) for c in range(4)),
+                                                 " ".join(str(100 * (r + c + 1)) for c in range(4))),
+                   "bcast 3000 3"]) for r in range(4)},
+         cfg=["smpi/or:0:2e-5:1e-9", "smpi/ois:0:3e-6:0", "smpi/os:0:5e-6:0"])
+
+    case("69-scan-exscan-or-posting-order",
+         "scan and exscan (replay's MPI_OP_NULL takes colls::scan's non-commutative branch: "
+         "Request::wait on each request in posting order, lower ranks first) at 4 ranks with "
+         "smpi/or 20 us. scan: rank r starts r*100 us late, so the lower ranks' messages arrive "
+         "first and each or is slept before the next arrival. exscan (after a barrier): rank r "
+         "starts (3-r)*100 us late, so the first-posted receive completes last and all the or "
+         "sleeps follow it (a waitall would overlap them with the later arrivals).",
+         4, c8, cl(4),
+         {r: wrap(["compute %g" % (r * 1e5), "scan 100 0", "barrier",
+                   "compute %g" % ((3 - r) * 1e5), "exscan 1000 0"]) for r in range(4)},
+         cfg=["smpi/or:0:2e-5:0"])
+
+    case("70-test-success-or",
+         "A successful test finishes the request (Request::test -> finish_wait): after the test "
+         "back-off (1e-4 s) it sleeps smpi/or (20 us + 1 ns/B) for a receive whose sender was "
+         "detached, and the wait on the NULL marker it leaves costs nothing. Then a test that "
+         "fails (back-off 1e-4 s again: nsleeps was reset), a compute, and a wait on the request "
+         "completed meanwhile, which pays its or.",
+         2, pair_platform(), ["alpha", "beta"],
+         {0: wrap(["send 1 0 1000", "compute 1.5e6", "send 1 1 2000"]),
+          1: wrap(["irecv 0 0 1000", "irecv 0 1 2000", "compute 1e6", "test 0 1 0", "wait 0 1 0",
+                   "test 0 1 1", "compute 1e6", "wait 0 1 1"])},
+         cfg=["smpi/or:0:2e-5:1e-9"])
+
+    case("71-leftover-requests-or",
+         "Requests left at the end of the trace are waited by one waitall (one request per key, "
+         "so SimGrid waits them all): rank 0 irecvs 100 B from ranks 1 and 2, whose sends are "
+         "5 us apart, and ends; each smpi/or (20 us) follows its own completion. No per-rank "
+         "finish golden (the implicit waits are not logged).",
+         3, st3, ["s0", "s1", "s2"],
+         {0: wrap(["irecv 1 0 100", "irecv 2 0 100"]),
+          1: wrap(["compute 1e4", "send 0 0 100"]),
+          2: wrap(["compute 1.5e4", "send 0 0 100"])},
+         cfg=["smpi/or:0:2e-5:0"], finish=False)
+
 def main():
     build()
     names = [c["name"] for c in CASES]

@@ -471,17 +471,14 @@ fn pair_layout_agrees_with_smpirun() {
     let cfg = cal.params.cfg_items();
     for s in [1u64, 4096, 65536, 1 << 22] {
         let pingpong = format!("0 init\n1 init\n0 send 1 0 {s}\n0 recv 1 0 {s}\n1 recv 0 0 {s}\n1 send 0 0 {s}\n0 finalize\n1 finalize\n");
-        let mut cases = vec![
+        // Below the detached threshold each receive of the four-flow `waitall` owes smpi/or,
+        // slept right after its own completion (Request::waitall loops on waitany).
+        let cases = [
             ("ping-pong", pingpong, 2),
             ("exchange", exchange_trace(s, 2), 2),
             ("exchange of 4 ranks", exchange_trace(s, 4), 4),
+            ("four flows", four_flow_trace(s), 2),
         ];
-        // Four flows only from the detached threshold (65536 here) up: below it, each of the
-        // two receives of the `waitall` owes smpi/or, which SimGrid pays after each completion
-        // (Request::waitall loops on waitany) and our replay after the last one.
-        if s >= cal.params.detached_thresh_bytes {
-            cases.push(("four flows", four_flow_trace(s), 2));
-        }
         for (what, trace, np) in cases {
             std::fs::write(dir.path().join("t.txt"), &trace).unwrap();
             let sg = smpirun_time_np(dir.path(), np, "p.xml", "hosts", &cfg);

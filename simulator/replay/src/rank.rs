@@ -50,8 +50,15 @@ pub enum Step {
     Probe { peer: Rank, tag: Tag },
     /// The check that follows a probe's back-off.
     ProbeCheck { peer: Rank, tag: Tag },
-    /// Wait for the group.
+    /// Wait for the group (`Request::waitall`: each request finished as it completes).
     WaitGroup,
+    /// Wait for each request of the group in posting order (`Request::wait` on each in turn).
+    WaitGroupInOrder,
+    /// Wait for this one request (one of a [`Step::WaitGroupInOrder`]).
+    WaitReq(ReqId),
+    /// Go on with the current wait: finish the next completed request (paying its `smpi/or`),
+    /// or block until one completes.
+    WaitNext,
     /// `wait`: the oldest stored request with this key (or the oldest of all with `None`).
     WaitKey(Option<(Rank, Rank, Tag)>),
     /// `waitall`: every stored request.
@@ -75,7 +82,7 @@ pub enum Block {
     Running,
     /// Waiting for one engine activity (exec or sleep).
     Activity(ActivityId, Account),
-    /// Waiting for `Rank::wait_count` requests.
+    /// Waiting for a request of the current wait to complete (see `RankState::waiting`).
     Requests,
     /// Trace done.
     Finished,
@@ -118,12 +125,19 @@ pub struct RankState {
     pub store: Vec<Stored>,
     /// Current blocking state.
     pub block: Block,
-    /// Requests the rank waits for that are not complete yet.
-    pub wait_count: u32,
-    /// Requests it waits for (freed when the wait ends).
+    /// Requests of the current wait that were not complete when it began (for deadlock
+    /// reports; completed ones may already be freed).
     pub waiting: Vec<ReqId>,
-    /// Date the current wait began.
+    /// Requests of the current wait not complete yet.
+    pub wait_pending: u32,
+    /// Completed requests of the current wait that still owe their `smpi/or` sleep, in the
+    /// order they will be finished.
+    pub wait_finish: VecDeque<ReqId>,
+    /// Date the rank last blocked on requests.
     pub wait_start: f64,
+    /// Latest start of a transfer among the requests completed since the rank last blocked
+    /// (splits the blocked time into waiting for a peer and communicating).
+    pub wait_last_match: f64,
     /// Current action: keyword, line, start date; `None` between actions.
     pub current: Option<(&'static str, u64, f64)>,
     /// Datatype of counts that carry none (`init` decides).
@@ -164,9 +178,11 @@ impl RankState {
             group: Vec::new(),
             store: Vec::new(),
             block: Block::Running,
-            wait_count: 0,
             waiting: Vec::new(),
+            wait_pending: 0,
+            wait_finish: VecDeque::new(),
             wait_start: 0.0,
+            wait_last_match: 0.0,
             current: None,
             default_dt: Datatype::BYTE,
             eof: false,

@@ -487,6 +487,9 @@ impl<'p> Simulation<'p> {
                     })
                 }
                 Op::WaitAll => self.ranks[r as usize].steps.push_back(Step::WaitGroup),
+                Op::WaitEach => self.ranks[r as usize]
+                    .steps
+                    .push_back(Step::WaitGroupInOrder),
                 Op::Exec { flops } => {
                     if flops > 0.0 {
                         self.ranks[r as usize].steps.push_back(Step::Exec(flops));
@@ -587,6 +590,15 @@ impl<'p> Simulation<'p> {
                 self.ranks[r as usize].group = group;
                 self.ranks[r as usize].group.clear();
             }
+            Step::WaitGroupInOrder => {
+                let st = &mut self.ranks[r as usize];
+                for &q in st.group.iter().rev() {
+                    st.steps.push_front(Step::WaitReq(q));
+                }
+                st.group.clear();
+            }
+            Step::WaitReq(q) => self.wait_on(r, &[q], now),
+            Step::WaitNext => self.wait_next(r, now),
             Step::WaitKey(key) => {
                 let st = &mut self.ranks[r as usize];
                 let pos = match key {
@@ -630,9 +642,14 @@ impl<'p> Simulation<'p> {
                 let done = self.mail.reqs[req as usize].done;
                 let st = &mut self.ranks[r as usize];
                 if done {
+                    // `Request::test` succeeded: `finish_wait` sleeps `smpi/or` as a wait does.
                     st.store.push(Stored { key, req: None });
                     st.test_sleeps = 1;
+                    let secs = self.recv_overhead_secs(req);
                     self.mail.free_request(req);
+                    if secs > 0.0 {
+                        self.ranks[r as usize].steps.push_front(Step::Sleep(secs));
+                    }
                 } else {
                     st.store.push(Stored {
                         key,
@@ -669,50 +686,83 @@ impl<'p> Simulation<'p> {
         }
     }
 
-    /// Blocks `r` until every request of `reqs` is complete; completed ones are freed at once.
+    // Completion of requests (SimGrid 3.32, `smpi_request.cpp`).
+    //
+    // `Request::finish_wait` ends every wait of a request; for a receive whose sender was
+    // detached (S < `smpi/send-is-detached-thresh`) it sleeps `smpi/or`(S) on the receiver's host
+    // (reference §4.3). Sends never pay there: a detached send has no activity and completes when
+    // posted, a rendezvous one when its transfer ends.
+    // * `wait` (and blocking `send`/`recv`, and `test` when it succeeds): the request's
+    //   completion, then its sleep.
+    // * `waitall` (the trace action, `sendRecv`, the end-of-trace wait and every collective's
+    //   group) loops on `waitany`, which finishes a request that is already complete if there is
+    //   one, else blocks until the first one completes. So each receive's `or` is slept right
+    //   after its own completion, and requests completing meanwhile are finished when the sleep
+    //   ends: with completion dates t_1 <= ... <= t_n and wait entry t_0, the wait ends at e_n
+    //   where e_0 = t_0 and e_k = max(e_{k-1}, t_k) + or_k. Which of several completed requests
+    //   goes first does not change e_n (the sleeps form a work-conserving sequence), so ours go in
+    //   posting order, then in completion order.
+    // * `scan`/`exscan` `Request::wait` on each request in posting order instead: the same
+    //   recurrence with the t_k in posting order ([`Step::WaitGroupInOrder`]).
+
+    /// Starts rank `r`'s wait for every request of `reqs` (a `wait` is a set of one); the
+    /// rank blocks, sleeps or goes on at once as the rules above say.
     fn wait_on(&mut self, r: u32, reqs: &[ReqId], now: f64) {
-        let mut pending = 0;
-        let mut or_secs = 0.0;
-        let mut waiting = std::mem::take(&mut self.ranks[r as usize].waiting);
-        waiting.clear();
+        let st = &mut self.ranks[r as usize];
+        st.waiting.clear();
+        st.wait_finish.clear();
+        st.wait_pending = 0;
         for &q in reqs {
             let req = &mut self.mail.reqs[q as usize];
             if req.done {
-                or_secs += self.retire(q);
+                if self.recv_overhead_secs(q) > 0.0 {
+                    self.ranks[r as usize].wait_finish.push_back(q);
+                } else {
+                    self.mail.free_request(q);
+                }
             } else {
                 req.waited = true;
-                pending += 1;
-                waiting.push(q);
+                let st = &mut self.ranks[r as usize];
+                st.wait_pending += 1;
+                st.waiting.push(q);
             }
         }
-        self.ranks[r as usize].waiting = waiting;
-        self.pay_recv_overhead(r, or_secs);
-        let st = &mut self.ranks[r as usize];
-        if pending > 0 {
-            st.wait_count = pending;
+        self.wait_next(r, now);
+    }
+
+    /// Goes on with rank `r`'s current wait: sleeps the `smpi/or` of the next completed
+    /// request, blocks until a request completes, or ends the wait when nothing is left.
+    fn wait_next(&mut self, r: u32, now: f64) {
+        let st = &self.ranks[r as usize];
+        if let Some(&q) = st.wait_finish.front() {
+            let secs = self.recv_overhead_secs(q);
+            self.mail.free_request(q);
+            let st = &mut self.ranks[r as usize];
+            st.wait_finish.pop_front();
+            if st.wait_pending > 0 || !st.wait_finish.is_empty() {
+                st.steps.push_front(Step::WaitNext);
+            }
+            st.steps.push_front(Step::Sleep(secs));
+        } else if st.wait_pending > 0 {
+            let st = &mut self.ranks[r as usize];
             st.wait_start = now;
+            st.wait_last_match = now;
             st.block = Block::Requests;
+            st.steps.push_front(Step::WaitNext);
+        } else {
+            self.ranks[r as usize].waiting.clear();
         }
     }
 
-    /// Frees a completed, waited request and returns the `smpi/or` its owner owes for it (a
-    /// receive whose sender was detached; reference §4.3).
-    fn retire(&mut self, q: ReqId) -> f64 {
+    /// The `smpi/or` sleep the owner of completed request `q` owes when finishing it: a
+    /// receive whose sender was detached (reference §4.3), nothing otherwise.
+    fn recv_overhead_secs(&self, q: ReqId) -> f64 {
         let req = &self.mail.reqs[q as usize];
         let or = &self.overheads[self.ranks[req.owner as usize].host as usize][1];
-        let secs = if !req.is_send && req.sender_detached && !or.is_zero() {
+        if !req.is_send && req.sender_detached && !or.is_zero() {
             or.overhead_secs(req.sender_bytes as f64)
         } else {
             0.0
-        };
-        self.mail.free_request(q);
-        secs
-    }
-
-    /// Makes rank `r` sleep `secs` of receive overhead before its next step.
-    fn pay_recv_overhead(&mut self, r: u32, secs: f64) {
-        if secs > 0.0 {
-            self.ranks[r as usize].steps.push_front(Step::Sleep(secs));
         }
     }
 
@@ -963,6 +1013,9 @@ impl<'p> Simulation<'p> {
         }
     }
 
+    /// Marks request `q` complete. If its owner waits for it, the request is freed at once
+    /// when it owes no `smpi/or`, else queued to be finished; the owner wakes when it has a
+    /// sleep to pay or nothing left to wait for.
     fn complete_request(&mut self, q: ReqId) {
         let now = self.engine.now();
         let req = &mut self.mail.reqs[q as usize];
@@ -970,31 +1023,31 @@ impl<'p> Simulation<'p> {
         if !req.waited {
             return;
         }
-        let r = req.owner;
+        let (r, matched) = (req.owner, req.matched_secs);
+        let owes = self.recv_overhead_secs(q) > 0.0;
         let st = &mut self.ranks[r as usize];
-        st.wait_count -= 1;
-        if st.wait_count > 0 {
+        st.wait_pending -= 1;
+        if owes {
+            st.wait_finish.push_back(q);
+        } else {
+            self.mail.free_request(q);
+        }
+        let st = &mut self.ranks[r as usize];
+        if st.block != Block::Requests {
+            // Sleeping an earlier request's `or`: this one is finished when the sleep ends.
             return;
         }
-        // The wait is over: account it, free the requests, pay `smpi/or`.
-        let waiting = std::mem::take(&mut st.waiting);
-        let mut last_match = st.wait_start;
-        let mut or_secs = 0.0;
-        for &w in &waiting {
-            let m = self.mail.reqs[w as usize].matched_secs;
-            if m > last_match {
-                last_match = m;
-            }
-            or_secs += self.retire(w);
+        if matched > st.wait_last_match {
+            st.wait_last_match = matched;
         }
-        let st = &mut self.ranks[r as usize];
-        let waited = (last_match.min(now) - st.wait_start).max(0.0);
+        if !owes && st.wait_pending > 0 {
+            return;
+        }
+        // Wake up: account the blocked time, then `Step::WaitNext` goes on.
+        let waited = (st.wait_last_match.min(now) - st.wait_start).max(0.0);
         st.wait_secs += waited;
         st.comm_secs += (now - st.wait_start) - waited;
-        st.waiting = waiting;
-        st.waiting.clear();
         st.block = Block::Running;
-        self.pay_recv_overhead(r, or_secs);
         self.make_ready(r);
     }
 
@@ -1007,7 +1060,7 @@ impl<'p> Simulation<'p> {
             let mut waits_for = Vec::new();
             for &q in &st.waiting {
                 let rq = &self.mail.reqs[q as usize];
-                if rq.done {
+                if rq.done || rq.owner != r as u32 {
                     continue;
                 }
                 let tag = describe_tag(rq.tag);

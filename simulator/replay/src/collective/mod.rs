@@ -2,8 +2,9 @@
 //!
 //! CONTRACT between the replay interpreter and the collective algorithms:
 //! every algorithm is a pure function of (rank, communicator size, arguments) that appends the
-//! rank's schedule of [`Op`]s to a buffer. The interpreter runs the ops in order; `WaitAll` waits
-//! for every request posted since the previous `WaitAll` (or since the start of the collective).
+//! rank's schedule of [`Op`]s to a buffer. The interpreter runs the ops in order; `WaitAll` (or
+//! `WaitEach`) waits for every request posted since the previous one (or since the start of the
+//! collective).
 //! A schedule never ends with posted-but-unwaited requests.
 //!
 //! # Design
@@ -92,8 +93,12 @@ pub enum Op {
     Send { peer: u32, bytes: u64, tag: i32 },
     /// Blocking `MPI_Recv`: returns when the transfer completes.
     Recv { peer: u32, bytes: u64, tag: i32 },
-    /// Wait for every request posted since the last `WaitAll`.
+    /// Wait for every request posted since the last wait (`Request::waitall`: each request is
+    /// finished, and its `smpi/or` slept, as it completes).
     WaitAll,
+    /// Wait for each request posted since the last wait in posting order (`Request::wait` on
+    /// each in turn: the `smpi/or` sleeps follow the posting order, not the completion order).
+    WaitEach,
     /// Execute `flops` on the rank's host (the reduction's computation in replay).
     Exec { flops: f64 },
 }

@@ -5,9 +5,8 @@
 //! rank (increasing order), start them all, then — since replay's `MPI_OP_NULL` takes the
 //! non-commutative branch — `Request::wait` on each request in posting order.
 //!
-//! Waiting on each request in order instead of `waitall` only differs in when the `smpi/or`
-//! overhead sleeps happen (in posting order rather than completion order); with the default
-//! `smpi/or` of 0 the two are identical, and the contract's [`Op::WaitAll`] is used.
+//! Waiting on each request in order ([`Op::WaitEach`]) instead of `waitall` differs in when the
+//! `smpi/or` overhead sleeps happen: in posting order rather than completion order.
 //!
 //! The `flops` of the trace action are left to the caller.
 
@@ -51,5 +50,5 @@ fn linear(s: &mut Sched, bytes: u64) {
     for other in s.rank + 1..s.size {
         s.isend(other, bytes, TAG);
     }
-    s.waitall();
+    s.wait_each();
 }

@@ -57,6 +57,15 @@ impl<'a> Sched<'a> {
         }
     }
 
+    /// `Request::wait` on each request posted since the last wait, in posting order; nothing if
+    /// nothing is pending.
+    pub fn wait_each(&mut self) {
+        if self.pending > 0 {
+            self.pending = 0;
+            self.out.push(Op::WaitEach);
+        }
+    }
+
     /// `Request::sendrecv(dst, src)` with one tag: a local copy when both peers are this rank,
     /// else `isend_init` + `irecv_init`, `startall`, `waitall`.
     pub fn sendrecv(&mut self, dst: u32, send_bytes: u64, src: u32, recv_bytes: u64, tag: i32) {

@@ -59,11 +59,11 @@ fn check_matching(scheds: &[Vec<Op>]) -> Result<(usize, u64), String> {
                     }
                     recvs.entry((peer, rank, tag)).or_default().push(bytes);
                 }
-                Op::WaitAll | Op::Exec { .. } => {}
+                Op::WaitAll | Op::WaitEach | Op::Exec { .. } => {}
             }
             match op {
                 Op::Isend { .. } | Op::Irecv { .. } => pending += 1,
-                Op::WaitAll => {
+                Op::WaitAll | Op::WaitEach => {
                     if pending == 0 {
                         return Err(format!("rank {rank}: WaitAll with nothing pending"));
                     }
@@ -217,7 +217,7 @@ fn execute(scheds: &[Vec<Op>]) -> Result<Vec<u64>, String> {
                         };
                         !is_blocking || reqs[id].matched
                     }
-                    Op::WaitAll => pending[me]
+                    Op::WaitAll | Op::WaitEach => pending[me]
                         .iter()
                         .all(|&id| reqs[id].matched || reqs[id].detached),
                     Op::Exec { .. } => true,
@@ -225,7 +225,7 @@ fn execute(scheds: &[Vec<Op>]) -> Result<Vec<u64>, String> {
                 if !advance {
                     break;
                 }
-                if matches!(op, Op::WaitAll) {
+                if matches!(op, Op::WaitAll | Op::WaitEach) {
                     pending[me].clear();
                 }
                 blocking[me] = None;
@@ -1020,19 +1020,21 @@ fn alltoall_ompi_decisions() {
     );
 }
 
-/// smpi_coll.cpp `colls::scan`: irecv from lower ranks, isend to higher ones, tag -888.
+/// smpi_coll.cpp `colls::scan`: irecv from lower ranks, isend to higher ones, tag -888, then
+/// (replay's `MPI_OP_NULL` is not commutative) `Request::wait` on each in posting order.
 #[test]
 fn exact_scan() {
     let cfg = CollectiveConfig::default();
     let d = Payload::new(1, 8);
     let t = tags::SCAN;
+    let each = Op::WaitEach;
     assert_eq!(
         one(|o| scan(&cfg, 1, 3, d, o)),
-        vec![irecv(0, 8, t), isend(2, 8, t), W]
+        vec![irecv(0, 8, t), isend(2, 8, t), each]
     );
     assert_eq!(
         one(|o| exscan(&cfg, 2, 3, d, o)),
-        vec![irecv(0, 8, t), irecv(1, 8, t), W]
+        vec![irecv(0, 8, t), irecv(1, 8, t), each]
     );
 }
 
