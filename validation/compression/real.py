@@ -11,7 +11,7 @@ stencil3d (3D 7-point, periodic, six faces by Isend/Irecv/Waitall; block BLOCK3D
 than cores are folded onto the cores (`timeless trace` does it). Each run writes the TI text
 and trace.tlg of the same execution, so their simulated times compare like for like. Every
 configuration is traced at the default precision (1e-3) and losslessly; at 64 ranks x 1000
-iterations also at 1e-2 and 5e-2.
+iterations also at 1e-2, 5e-2, 0.1 and 0.2.
 
 Per run: `timeless stats` of trace.tlg (terminals, rules, unique grammars, bytes per part),
 the TI text's bytes, gzip -9 of the concatenated rank files, and `timeless simulate` of the text
@@ -50,7 +50,7 @@ else:
     ITERS = [100, 1000]
     BIG = (64, 1000)
 DEFAULT = 1e-3
-SWEEP = [0, DEFAULT, 1e-2, 5e-2]
+SWEEP = [0, DEFAULT, 1e-2, 5e-2, 0.1, 0.2]
 
 
 def build():

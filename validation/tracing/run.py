@@ -24,6 +24,9 @@ Every timed run (traces, untraced and traced `mpirun`s) runs under `nice -n -19`
 script may raise priorities (root), so that other jobs on the machine barely disturb it.
 
 usage: validation/tracing/run.py [--timeless BIN] [--preload LIB] [--repeat R]
+                                [--sections folding,overhead]
+(`--sections folding` re-measures the folding tables only and keeps RESULTS.md's overhead
+section as it is.)
 Needs mpicc/mpirun and a built tracer (cargo build --release -p timeless -p timeless-preload).
 """
 import argparse
@@ -182,7 +185,12 @@ def main():
     ap.add_argument("--preload",
                     default=os.path.join(ROOT, "target", "release", "libtimeless_preload.so"))
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--sections", default="folding,overhead",
+                    help="comma-separated: folding, overhead")
     args = ap.parse_args()
+    sections = set(args.sections.split(","))
+    if not sections <= {"folding", "overhead"}:
+        sys.exit(f"--sections: expected folding and/or overhead, got {args.sections}")
     for f in (args.timeless, args.preload):
         if not os.path.exists(f):
             sys.exit(f"{f} not found (cargo build --release -p timeless -p timeless-preload, "
@@ -214,11 +222,14 @@ def main():
               "cores. Sequences: every record except the compute volumes, per rank, compared "
               "line by line. 8 ranks cannot run regular on this machine: the 8-rank traces are "
               "compared folded by 4 (2 cores) against folded by 8 (1 core).", "",
+              "Compute and simulated times are medians; the spread columns give each run's "
+              "(max - min) / median over its repetitions, the noise of measuring CPU time on "
+              "this machine, against which the diff columns should be read.", "",
               "| program | ranks | run A | run B | same sequences | compute A (flop) | compute B "
-              "(flop) | diff | simulated A (s) | simulated B (s) | diff | wall A (s) | "
-              "wall B (s) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "(flop) | diff | spread A / B | simulated A (s) | simulated B (s) | diff | "
+              "wall A (s) | wall B (s) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     ok = True
-    for name, pargs in FOLDING:
+    for name, pargs in (FOLDING if "folding" in sections else []):
         exe = os.path.join(build, name)
         for n in configs:
             if n <= cores:
@@ -239,6 +250,7 @@ def main():
                     a["seqs"] = s
                     a["flops"].append(f)
                     a["sims"].append(simulate(args, out))
+            spread = [(max(a["flops"]) - min(a["flops"])) / median(a["flops"]) for a in acc]
             (la, sa, fa, ta, wa), (lb, sb, fb, tb, wb) = [
                 (label, a["seqs"], median(a["flops"]), median(a["sims"]), median(a["walls"]))
                 for (label, _), a in zip(runs, acc)]
@@ -246,11 +258,24 @@ def main():
             ok &= same and rel(fb, fa) < 0.05 and rel(tb, ta) < 0.05
             ok &= wb > wa or name not in PARALLEL
             lines.append(f"| {name} | {n} | {la} | {lb} | {'yes' if same else 'NO'} | {fa:.4g} | "
-                         f"{fb:.4g} | {100 * rel(fb, fa):.2f} % | {ta:.6f} | {tb:.6f} | "
+                         f"{fb:.4g} | {100 * rel(fb, fa):.2f} % | {100 * spread[0]:.1f} / "
+                         f"{100 * spread[1]:.1f} % | {ta:.6f} | {tb:.6f} | "
                          f"{100 * rel(tb, ta):.2f} % | {wa:.2f} | {wb:.2f} |")
     lines += ["", "All criteria met (same sequences, compute and simulated time within 5 %, wall "
               "time growing with folding for the programs whose ranks compute in parallel, "
               f"{', '.join(sorted(PARALLEL))}): **{'yes' if ok else 'no'}**.", ""]
+
+    results = os.path.join(os.path.dirname(__file__), "RESULTS.md")
+    if "overhead" not in sections:
+        with open(results) as f:
+            old = f.read()
+        at = old.find("## Overhead")
+        lines += [old[at:].rstrip("\n"), "", "(Overhead section from an earlier run: this one "
+                  "measured the folding only.)", ""] if at >= 0 else []
+        with open(results, "w") as f:
+            f.write("\n".join(lines))
+        print("\n".join(lines))
+        return
 
     n = min(cores, 2)
 
@@ -295,7 +320,7 @@ def main():
               "with the trace, and only runs with tens of thousands of records per rank resolve "
               "it against the run-to-run noise of the wall time.", ""]
     lines += [f"Load average when the run ended: {os.getloadavg()[0]:.1f}.", ""]
-    with open(os.path.join(os.path.dirname(__file__), "RESULTS.md"), "w") as f:
+    with open(results, "w") as f:
         f.write("\n".join(lines))
     print("\n".join(lines))
     shutil.rmtree(work, ignore_errors=True)

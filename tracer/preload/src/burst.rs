@@ -17,6 +17,14 @@
 //! Carried time must not drift arbitrarily far from where it was spent, so it is written
 //! anyway once it reaches `max_carry_secs` (latency-bound loops with no real compute between
 //! their calls get one record per `max_carry_secs` of accumulated gaps).
+//!
+//! A gap whose length hovers around the threshold (stencil captures: the ~1 µs between an
+//! `MPI_Allreduce` and the next `MPI_Irecv`, written after half of the allreduces) would still
+//! make the action sequence change from one iteration to the next. So the threshold has
+//! **hysteresis per call site** (the pair of calls around the gap, [`SiteState`]): a site whose
+//! last gap was written keeps writing down to half the minimum, one whose last gap was carried
+//! keeps carrying up to twice the minimum, and a new site starts at the minimum (a Schmitt
+//! trigger). A site changes its decision only when its gaps move by a factor of two.
 
 /// The compute not yet written, split into what was carried over and the current burst.
 ///
@@ -28,6 +36,29 @@ pub struct BurstCarry {
     /// CPU seconds since the last record (possibly several gaps, when calls in between
     /// recorded nothing, e.g. a failed `MPI_Iprobe`).
     own_secs: f64,
+}
+
+/// What a call site (the pair of traced calls around a gap) did with its last gap.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SiteState {
+    /// No gap seen at this site yet: threshold `min_burst_secs`.
+    #[default]
+    New,
+    /// Its last gap was written: threshold `min_burst_secs / 2`.
+    Writes,
+    /// Its last gap was carried: threshold `2 × min_burst_secs`.
+    Carries,
+}
+
+impl SiteState {
+    /// The threshold on a gap's own CPU time at a site in this state, seconds.
+    pub fn threshold_secs(self, rule: &BurstRule) -> f64 {
+        match self {
+            SiteState::New => rule.min_burst_secs,
+            SiteState::Writes => 0.5 * rule.min_burst_secs,
+            SiteState::Carries => 2.0 * rule.min_burst_secs,
+        }
+    }
 }
 
 /// Thresholds of [`BurstCarry::take`], CPU seconds.
@@ -61,14 +92,21 @@ impl BurstCarry {
         self.carried_secs + self.own_secs
     }
 
-    /// Called where a record is about to be written: returns the CPU seconds to write as a
-    /// `compute` record before it (carried + own, then both reset), or `None` when the burst
-    /// is carried over to the next record.
-    pub fn take(&mut self, rule: &BurstRule) -> Option<f64> {
+    /// Called where a record is about to be written, at a call site in state `site`: returns
+    /// the CPU seconds to write as a `compute` record before it (carried + own, then both
+    /// reset), or `None` when the burst is carried over to the next record. Updates `site`
+    /// with what its own gap decided (a write forced by the carry cap leaves it unchanged).
+    pub fn take_at(&mut self, rule: &BurstRule, site: &mut SiteState) -> Option<f64> {
         let total = self.pending_secs();
-        let write =
-            total > 0.0 && (self.own_secs >= rule.min_burst_secs || total >= rule.max_carry_secs);
-        if write {
+        let own_writes = self.own_secs >= site.threshold_secs(rule);
+        if self.own_secs > 0.0 {
+            *site = if own_writes {
+                SiteState::Writes
+            } else {
+                SiteState::Carries
+            };
+        }
+        if total > 0.0 && (own_writes || total >= rule.max_carry_secs) {
             *self = BurstCarry::default();
             Some(total)
         } else {
@@ -76,6 +114,12 @@ impl BurstCarry {
             self.own_secs = 0.0;
             None
         }
+    }
+
+    /// [`BurstCarry::take_at`] at a site seen for the first time (threshold
+    /// `min_burst_secs`).
+    pub fn take(&mut self, rule: &BurstRule) -> Option<f64> {
+        self.take_at(rule, &mut SiteState::New)
     }
 
     /// Forgets the compute not written yet (tracing paused).
@@ -142,6 +186,36 @@ mod tests {
         }
         assert_eq!(written, vec![(40, 40.0), (80, 40.0)]);
         assert_eq!(b.pending_secs() / unit, 20.0);
+    }
+
+    /// A site whose gaps hover around the minimum (0.6 to 1.9 µs) decides once and keeps to
+    /// it: after a first gap of 1.1 µs (written) it writes down to 0.5 µs; after a first gap
+    /// of 0.9 µs (carried) it carries up to 2 µs. A gap of 2.5 µs at a carrying site is
+    /// written and turns it into a writing site; 0.4 µs at a writing site is carried.
+    #[test]
+    fn sites_keep_their_decision_within_a_factor_of_two() {
+        let hover = [1.1e-6, 0.9e-6, 1.05e-6, 0.95e-6, 0.6e-6, 1.9e-6];
+        let mut writes = SiteState::New;
+        let mut b = BurstCarry::default();
+        for (i, g) in hover.iter().enumerate() {
+            b.add(*g);
+            assert!(b.take_at(&RULE, &mut writes).is_some(), "gap {i}");
+            assert_eq!(writes, SiteState::Writes);
+        }
+        let mut carries = SiteState::New;
+        for (i, g) in hover[1..].iter().enumerate() {
+            b.add(*g);
+            assert_eq!(b.take_at(&RULE, &mut carries), None, "gap {i}");
+            assert_eq!(carries, SiteState::Carries);
+        }
+        // 5 carried gaps (0.9 + 1.05 + 0.95 + 0.6 + 1.9 = 5.4 µs) ride with the 2.5 µs one.
+        b.add(2.5e-6);
+        let w = b.take_at(&RULE, &mut carries).unwrap();
+        assert!((w - 7.9e-6).abs() < 1e-15, "{w}");
+        assert_eq!(carries, SiteState::Writes);
+        b.add(0.4e-6);
+        assert_eq!(b.take_at(&RULE, &mut writes), None);
+        assert_eq!(writes, SiteState::Carries);
     }
 
     /// A zero minimum writes every non-empty gap; empty gaps write nothing.

@@ -96,7 +96,7 @@ pub fn enter() -> Option<Entry> {
 }
 
 /// Runs `H::pre` after recording the compute burst that ended at entry.
-pub fn pre<H: Hook<A>, A>(e: &Entry, a: &A) -> Option<H::Stash> {
+pub fn pre<H: Hook<A> + 'static, A>(e: &Entry, a: &A) -> Option<H::Stash> {
     if PAUSED.load(Ordering::Acquire) {
         if !H::WHILE_PAUSED {
             return None;
@@ -108,7 +108,7 @@ pub fn pre<H: Hook<A>, A>(e: &Entry, a: &A) -> Option<H::Stash> {
         });
     }
     with_tracer("pre", |t| {
-        t.burst(e.t_in, e.ins_in)?;
+        t.burst(e.t_in, e.ins_in, std::any::TypeId::of::<H>())?;
         t.set_call(e.wall_in, e.wall_in);
         H::pre(t, a)
     })
@@ -150,7 +150,8 @@ pub fn set_recording(e: &Entry, on: bool, why: &str) {
             t.resume();
             t.note(format_args!("tracing resumed by {why}"))
         } else {
-            t.burst(e.t_in, e.ins_in)?;
+            // A pause is a site of its own.
+            t.burst(e.t_in, e.ins_in, std::any::TypeId::of::<Entry>())?;
             t.note(format_args!("tracing paused by {why}"))
         }
     });

@@ -27,11 +27,12 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use timeless_trace::Datatype;
 
-use crate::burst::{BurstCarry, BurstRule};
+use crate::burst::{BurstCarry, BurstRule, SiteState};
 use crate::clock::thread_cpu_chained_secs;
 use crate::mpi::{self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Request, MPI_Status};
 use crate::stamps::Stamped;
 use crate::writer::{HoleId, Writer};
+use std::any::TypeId;
 
 /// An internal failure: tracing stops, the program does not.
 #[derive(Debug)]
@@ -390,6 +391,12 @@ pub struct Tracer {
     last_exit: f64,
     /// Compute not written yet (carried over, and the current burst; see `burst`).
     pending: BurstCarry,
+    /// Per call site (hook of the call that wrote the last record, hook of the call writing
+    /// the next one): what it did with its last gap (`burst`'s hysteresis).
+    sites: FxHashMap<(TypeId, TypeId), SiteState>,
+    /// Hook of the call that wrote the last record, and of the call being traced.
+    last_record_call: TypeId,
+    current_call: TypeId,
     /// Compute measured in instructions, when hardware counters are used (see `counters`).
     counted: Option<Counted>,
     settings: Settings,
@@ -434,6 +441,9 @@ impl Tracer {
             speed,
             last_exit: thread_cpu_chained_secs(),
             pending: BurstCarry::default(),
+            sites: FxHashMap::default(),
+            last_record_call: TypeId::of::<()>(),
+            current_call: TypeId::of::<()>(),
             counted: None,
             settings,
             comms,
@@ -540,7 +550,9 @@ impl Tracer {
         &mut self,
         t_in: f64,
         ins_in: Option<crate::counters::Reading>,
+        call: TypeId,
     ) -> Result<(), Fail> {
+        self.current_call = call;
         let cpu = (t_in - self.last_exit).max(0.0);
         self.pending.add(cpu);
         if let Some(c) = &mut self.counted {
@@ -566,7 +578,10 @@ impl Tracer {
     /// carried compute reaches its cap (in CPU seconds, with or without counters; see
     /// `burst`); otherwise it carries over.
     fn flush_compute(&mut self) -> Result<(), Fail> {
-        if let Some(cpu_secs) = self.pending.take(&self.settings.burst_rule) {
+        let site = (self.last_record_call, self.current_call);
+        self.last_record_call = self.current_call;
+        let state = self.sites.entry(site).or_default();
+        if let Some(cpu_secs) = self.pending.take_at(&self.settings.burst_rule, state) {
             let flops = match &mut self.counted {
                 None => (cpu_secs * self.speed).round(),
                 Some(c) => {
