@@ -228,7 +228,10 @@ def main():
               "| program | ranks | run A | run B | same sequences | compute A (flop) | compute B "
               "(flop) | diff | spread A / B | simulated A (s) | simulated B (s) | diff | "
               "wall A (s) | wall B (s) |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    ok = True
+    # The criteria compare regular against folded runs; where the machine has fewer
+    # cores than ranks (8 here) there is no regular run, and the folded-by-k against
+    # folded-on-one-core comparison is reported on its own, beyond those criteria.
+    ok, extra_ok = True, True
     for name, pargs in (FOLDING if "folding" in sections else []):
         exe = os.path.join(build, name)
         for n in configs:
@@ -255,15 +258,24 @@ def main():
                 (label, a["seqs"], median(a["flops"]), median(a["sims"]), median(a["walls"]))
                 for (label, _), a in zip(runs, acc)]
             same = sa == sb
-            ok &= same and rel(fb, fa) < 0.05 and rel(tb, ta) < 0.05
-            ok &= wb > wa or name not in PARALLEL
+            met = same and rel(fb, fa) < 0.05 and rel(tb, ta) < 0.05
+            met &= wb > wa or name not in PARALLEL
+            if n <= cores:
+                ok &= met
+            else:
+                extra_ok &= met
             lines.append(f"| {name} | {n} | {la} | {lb} | {'yes' if same else 'NO'} | {fa:.4g} | "
                          f"{fb:.4g} | {100 * rel(fb, fa):.2f} % | {100 * spread[0]:.1f} / "
                          f"{100 * spread[1]:.1f} % | {ta:.6f} | {tb:.6f} | "
                          f"{100 * rel(tb, ta):.2f} % | {wa:.2f} | {wb:.2f} |")
-    lines += ["", "All criteria met (same sequences, compute and simulated time within 5 %, wall "
-              "time growing with folding for the programs whose ranks compute in parallel, "
-              f"{', '.join(sorted(PARALLEL))}): **{'yes' if ok else 'no'}**.", ""]
+    lines += ["", "Regular against folded (the runs the machine allows: "
+              f"{', '.join(str(n) for n in configs if n <= cores)} ranks), all criteria met (same "
+              "sequences, compute and simulated time within 5 %, wall time growing with folding "
+              f"for the programs whose ranks compute in parallel, {', '.join(sorted(PARALLEL))}): "
+              f"**{'yes' if ok else 'no'}**.", "",
+              "Beyond those criteria (no regular run possible: more ranks than cores), folded by "
+              f"{-(-max(configs) // cores)} against folded on one core, same criteria: "
+              f"**{'yes' if extra_ok else 'no'}**.", ""]
 
     results = os.path.join(os.path.dirname(__file__), "RESULTS.md")
     if "overhead" not in sections:
