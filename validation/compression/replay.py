@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Replay cost of real captures: `timeless simulate` of the TI text vs of trace.tlg (issue 4:
+"the compressed replay is no slower").
+
+    validation/compression/replay.py [--quick]
+
+Traces stencil2d and stencil3d (real.py's blocks) at 64 ranks x 1000 iterations (16 x 100 with
+--quick) with `timeless trace --compress` at the default precision, then replays the run's text
+list and its trace.tlg alternately, 5 times each, every replay under
+validation/calibration/priority.sh's `timed` and /usr/bin/time: best CPU (user + sys) and wall
+seconds, largest peak RSS. Both replays must give the same simulated time to the precision's
+bound (they read the same run).
+
+Writes REPLAY.md next to this script (--quick: to work/ only). Uses BENCH_TIMELESS_BIN if set
+(the tracer library must sit next to it), else builds `timeless` and the tracer in release mode.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "../.."))
+QUICK = "--quick" in sys.argv
+WORK = os.path.join(HERE, "work", "replay")
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+PRIORITY_SH = os.path.join(ROOT, "validation", "calibration", "priority.sh")
+TIMED = ["sh", "-c", '. "$0"; timed "$@"', PRIORITY_SH]
+RUNS = (16, 100) if QUICK else (64, 1000)
+BLOCKS = {"stencil2d": "64", "stencil3d": "12"}
+REPEAT = 2 if QUICK else 5
+
+
+def build():
+    t = os.environ.get("BENCH_TIMELESS_BIN")
+    if not t:
+        subprocess.run(["nice", "-n", "19", "cargo", "build", "--release", "-q", "-p", "timeless",
+                        "-p", "timeless-preload"], cwd=ROOT, check=True)
+        t = os.path.join(TARGET, "release", "timeless")
+    progs = os.path.join(WORK, "programs")
+    subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "validation/programs"),
+                    f"BUILD={progs}"], check=True, stdout=subprocess.DEVNULL)
+    return t, progs
+
+
+def platform(d, ranks, speed):
+    """One host per rank at the reference speed (real.py's cluster), and its hostfile."""
+    p = os.path.join(d, "platform.xml")
+    with open(p, "w") as f:
+        f.write(f"""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS_real" routing="Full">
+    <cluster id="real" prefix="node-" suffix=".real" radical="0-{ranks - 1}"
+             speed="{speed:.6e}f" bw="125MBps" lat="50us" bb_bw="2.25GBps" bb_lat="500us"/>
+  </zone>
+</platform>
+""")
+    h = os.path.join(d, "hostfile")
+    with open(h, "w") as f:
+        f.write("".join(f"node-{r}.real\n" for r in range(ranks)))
+    return p, h
+
+
+def replay(t, trace, plat, hosts):
+    """One timed replay: (simulated time, CPU s, wall s, peak RSS KiB)."""
+    stat = os.path.join(WORK, "time.txt")
+    t0 = time.perf_counter()
+    out = subprocess.run(TIMED + ["/usr/bin/time", "-f", "%U %S %M", "-o", stat, t, "simulate",
+                                  trace, "-p", plat, "--hostfile", hosts, "--format", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    wall = time.perf_counter() - t0
+    u, s, m = open(stat).read().split()[-3:]
+    return json.loads(out)["simulated_time"], float(u) + float(s), wall, int(m)
+
+
+def main():
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    t, progs = build()
+    ranks, iters = RUNS
+    rows = []
+    for kind, block in BLOCKS.items():
+        d = os.path.join(WORK, kind)
+        p = subprocess.run([t, "trace", "-n", str(ranks), "--compress", "-o", d, "--",
+                            os.path.join(progs, kind), block, str(iters)],
+                           env=ENV, capture_output=True, text=True)
+        if p.returncode != 0 or "disabled" in p.stderr:
+            sys.exit(f"timeless trace of {kind} failed:\n{p.stdout}{p.stderr}")
+        with open(os.path.join(d, "trace-meta.json")) as f:
+            speed = json.load(f)["reference_speed"]["per_rank_flops_per_sec"][0]
+        plat, hosts = platform(d, ranks, speed)
+        files = {"text": os.path.join(d, "trace-list.txt"), "tlg": os.path.join(d, "trace.tlg")}
+        best = {k: [None, None, None, 0] for k in files}
+        for _ in range(REPEAT):
+            for k, f in files.items():
+                sim, cpu, wall, rss = replay(t, f, plat, hosts)
+                b = best[k]
+                b[0] = sim
+                b[1] = cpu if b[1] is None else min(b[1], cpu)
+                b[2] = wall if b[2] is None else min(b[2], wall)
+                b[3] = max(b[3], rss)
+        actions = sum(1 for r in range(ranks) for _ in open(os.path.join(d, f"rank-{r}.txt")))
+        rows.append((kind, actions, os.path.getsize(files["tlg"]), best["text"], best["tlg"]))
+        print(kind, best, flush=True)
+    L = ["# Replay cost of real captures, text vs trace.tlg (generated by `replay.py`; do not "
+         "edit)", "",
+         f"stencil2d ({BLOCKS['stencil2d']}² block) and stencil3d ({BLOCKS['stencil3d']}³ block) "
+         f"traced on this machine at {ranks} ranks × {iters} iterations with `timeless trace "
+         "--compress` (default precision 1e-3); `timeless simulate` of the text list and of "
+         f"trace.tlg alternately, {REPEAT} times each, under priority.sh's `timed`: best CPU "
+         "(user + sys) and wall seconds, largest peak RSS. Load average at the end: "
+         f"{os.getloadavg()[0]:.2f}.", "",
+         "| stencil | lines | trace.tlg (B) | CPU text (s) | CPU tlg (s) | wall text (s) "
+         "| wall tlg (s) | RSS text (KiB) | RSS tlg (KiB) | tlg / text CPU | simulated text (s) "
+         "| simulated tlg (s) |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for kind, actions, size, a, b in rows:
+        L.append(f"| {kind} | {actions} | {size} | {a[1]:.2f} | {b[1]:.2f} | {a[2]:.2f} "
+                 f"| {b[2]:.2f} | {a[3]} | {b[3]} | {b[1] / a[1]:.2f} | {a[0]:.6f} "
+                 f"| {b[0]:.6f} |")
+    ok = all(b[1] <= a[1] * 1.02 for _, _, _, a, b in rows)
+    L += ["", f"Compressed replay no slower than the text's (CPU within 2 %): "
+          f"**{'yes' if ok else 'NO'}**.", ""]
+    with open(os.path.join(WORK if QUICK else HERE, "REPLAY.md"), "w") as f:
+        f.write("\n".join(L))
+    print("\n".join(L))
+
+
+if __name__ == "__main__":
+    main()
