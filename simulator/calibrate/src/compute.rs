@@ -586,7 +586,8 @@ mod tests {
     /// per gap is mostly tracer; the 200 µs one-gap burst (4e5 flops: 2e9 flop/s) sets the rate.
     #[test]
     fn bursts_of_many_short_gaps_do_not_count_for_the_rate() {
-        let ti = "0 init\n0 bcast 8 0\n0 barrier\n0 compute 3e5\n0 barrier\n0 compute 4e5\n0 finalize\n";
+        let ti =
+            "0 init\n0 bcast 8 0\n0 barrier\n0 compute 3e5\n0 barrier\n0 compute 4e5\n0 finalize\n";
         let timed = "0 0 0 init\n0 60e-6 60e-6 bcast 8 0\n0 120e-6 120e-6 barrier\n\
                      0 180e-6 1.0 barrier\n0 1.0002 1.0002 finalize\n";
         let b = rank_bursts(ti, "t", timed, "tt").unwrap();
@@ -594,7 +595,11 @@ mod tests {
         assert_eq!(b.segments.len(), 4);
         let r = rank_rate(0, &b, &core_secs(&[&b], 1)[0]);
         assert_eq!(r.bursts, 1);
-        assert!((r.flops_per_sec() - 2e9).abs() < 1e-3 * 2e9, "{}", r.flops_per_sec());
+        assert!(
+            (r.flops_per_sec() - 2e9).abs() < 1e-3 * 2e9,
+            "{}",
+            r.flops_per_sec()
+        );
         assert!((r.all_flops - 7e5).abs() < 1e-6);
     }
 
