@@ -602,7 +602,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &ProgressBar) -> Result<Row, Failure
         (SpeedSource::Trace, None) => {
             bar.suspend(|| {
                 eprintln!(
-                    "timeless: notice: {tag}: {:.0}% of the flops are in bursts of {} us or more (below {:.0}%: the program mostly communicates): no flop rate, the kernel speed is used",
+                    "timeless: notice: {tag}: {:.0}% of the flops are in bursts whose gaps last {} us or more on average (below {:.0}%: the program mostly communicates): no flop rate, the kernel speed is used",
                     100.0 * rate_coverage.unwrap_or(0.0),
                     timeless_calibrate::compute::MIN_RATE_BURST_SECS * 1e6,
                     100.0 * timeless_calibrate::compute::MIN_RATE_COVERAGE
