@@ -102,8 +102,9 @@ def rank_files(d, ranks):
     return [os.path.join(d, f"rank-{r}.txt") for r in range(ranks)]
 
 
-def platform(d, ranks):
-    """A cluster of `ranks` hosts at the reference speed (gen.py's links), and its hostfile."""
+def platform(d, ranks, speed=None):
+    """A cluster of `ranks` hosts at `speed` flop/s (default: the reference speed of this
+    script's runs; gen.py's links), and its hostfile."""
     p = os.path.join(d, "platform.xml")
     with open(p, "w") as f:
         f.write(f"""<?xml version='1.0'?>
@@ -111,7 +112,7 @@ def platform(d, ranks):
 <platform version="4.1">
   <zone id="AS_real" routing="Full">
     <cluster id="real" prefix="node-" suffix=".real" radical="0-{ranks - 1}"
-             speed="{float(SPEED):.6e}f" bw="125MBps" lat="50us" bb_bw="2.25GBps" bb_lat="500us"/>
+             speed="{float(SPEED if speed is None else speed):.6e}f" bw="125MBps" lat="50us" bb_bw="2.25GBps" bb_lat="500us"/>
   </zone>
 </platform>
 """)

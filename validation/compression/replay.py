@@ -22,6 +22,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from real import platform  # noqa: E402  (real.py's cluster, at a given speed)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "../.."))
 QUICK = "--quick" in sys.argv
@@ -45,25 +48,6 @@ def build():
     subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "validation/programs"),
                     f"BUILD={progs}"], check=True, stdout=subprocess.DEVNULL)
     return t, progs
-
-
-def platform(d, ranks, speed):
-    """One host per rank at the reference speed (real.py's cluster), and its hostfile."""
-    p = os.path.join(d, "platform.xml")
-    with open(p, "w") as f:
-        f.write(f"""<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="AS_real" routing="Full">
-    <cluster id="real" prefix="node-" suffix=".real" radical="0-{ranks - 1}"
-             speed="{speed:.6e}f" bw="125MBps" lat="50us" bb_bw="2.25GBps" bb_lat="500us"/>
-  </zone>
-</platform>
-""")
-    h = os.path.join(d, "hostfile")
-    with open(h, "w") as f:
-        f.write("".join(f"node-{r}.real\n" for r in range(ranks)))
-    return p, h
 
 
 def replay(t, trace, plat, hosts):
