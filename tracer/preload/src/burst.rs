@@ -61,7 +61,7 @@ impl SiteState {
     }
 }
 
-/// Thresholds of [`BurstCarry::take`], CPU seconds.
+/// Thresholds of [`BurstCarry::take_at`], CPU seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BurstRule {
     /// A burst whose own CPU time reaches this is written (`TIMELESS_MIN_BURST_SECS`,
@@ -115,22 +115,19 @@ impl BurstCarry {
             None
         }
     }
-
-    /// [`BurstCarry::take_at`] at a site seen for the first time (threshold
-    /// `min_burst_secs`).
-    pub fn take(&mut self, rule: &BurstRule) -> Option<f64> {
-        self.take_at(rule, &mut SiteState::New)
-    }
-
-    /// Forgets the compute not written yet (tracing paused).
-    pub fn clear(&mut self) {
-        *self = BurstCarry::default();
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl BurstCarry {
+        /// [`BurstCarry::take_at`] at a site seen for the first time (threshold
+        /// `min_burst_secs`).
+        fn take(&mut self, rule: &BurstRule) -> Option<f64> {
+            self.take_at(rule, &mut SiteState::New)
+        }
+    }
 
     const RULE: BurstRule = BurstRule {
         min_burst_secs: 1e-6,
