@@ -17,11 +17,30 @@
 //! Updates are lazy (`network/optim:Lazy`): an activity's remaining amount is brought up to date
 //! only when its rate changes, and its completion date lives in an indexed heap. Events less than
 //! `surf/precision` apart are processed together; equal dates in insertion order.
+//!
+//! # Groups: one virtual time for the flows of a crowded bottleneck
+//! When the max-min system puts a hub's variables in a group (see `lmm::hubs`), each member's
+//! rate is `bw_factor · m / p` for the group's one share m. Writing a member's remaining work in
+//! *virtual* units u = remaining · p / bw_factor, every member's u falls at the same rate m. So
+//! the group keeps a virtual clock V (dV/dt = m) and each member the virtual date at which it
+//! completes, V_end = V(join) + u(join), in a heap of its own ([`group::GroupClock`]). A change
+//! of m only advances V and moves the group's one entry in the event heap (to
+//! t = t_last + (V_end_min − V)/m): no member is touched, and members finish in V_end order
+//! whatever m does. A member leaving the group gets its remaining bytes back from V.
+//!
+//! Example: members a (u = 10) and b (u = 30) join at V = 0 with m = 5: the group's entry is at
+//! t = 2. At t = 1 a third flow arrives and m drops to 4: V(1) = 5, the entry moves to
+//! 1 + (10 − 5)/4 = 2.25; neither a nor b is looked at. a completes at 2.25 (V = 10), b's entry
+//! is then 2.25 + (30 − 10)/m for the m of that time.
 
 use crate::factors::PiecewiseFactor;
 use crate::heap::IndexedHeap;
-use crate::lmm::{CnstId, Sharing, System, VarId};
+use crate::lmm::{CnstId, GroupId, Sharing, System, VarId};
+
+mod group;
+
 use crate::precision::{double_equals, double_update, MAXMIN_PRECISION, SURF_PRECISION};
+use group::GroupClock;
 
 /// An activity slot. Valid from its `start_*` call until [`Engine::step`] reports it done; the
 /// slot is then reused.
@@ -63,7 +82,11 @@ enum Phase {
     Latency,
     Running,
     Sleeping,
+    /// Not an activity: the event-heap entry of a group's earliest member.
+    Group,
 }
+
+const NO_GROUP: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]
 struct Activity {
@@ -74,6 +97,29 @@ struct Activity {
     last_rate: f64,
     rate_factor: f64,
     penalty_after_latency: f64,
+    /// The group this activity is a member of ([`NO_GROUP`]), or for a [`Phase::Group`] slot
+    /// the group it stands for.
+    group: u32,
+    /// While a member: the virtual date at which it completes, and its penalty.
+    vfinish: f64,
+    group_penalty: f64,
+}
+
+impl Activity {
+    fn new(phase: Phase, var: Option<VarId>, remaining: f64, now: f64) -> Self {
+        Activity {
+            phase,
+            var,
+            remaining,
+            last_update: now,
+            last_rate: 0.0,
+            rate_factor: 1.0,
+            penalty_after_latency: 0.0,
+            group: NO_GROUP,
+            vfinish: 0.0,
+            group_penalty: 0.0,
+        }
+    }
 }
 
 /// The simulation clock and everything in progress.
@@ -90,6 +136,9 @@ pub struct Engine {
     free: Vec<u32>,
     var_act: Vec<u32>,
     heap: IndexedHeap,
+    groups: Vec<GroupClock>,
+    dirty_groups: Vec<u32>,
+    group_slots: usize,
 }
 
 impl Engine {
@@ -107,12 +156,21 @@ impl Engine {
             free: Vec::new(),
             var_act: Vec::new(),
             heap: IndexedHeap::new(),
+            groups: Vec::new(),
+            dirty_groups: Vec::new(),
+            group_slots: 0,
         }
     }
 
     /// Forces full re-solves (debug/reference mode) instead of incremental ones.
     pub fn set_full_solve(&mut self, full: bool) {
         self.lmm.set_selective(!full);
+    }
+
+    /// Hub thresholds of the max-min system ([`System::set_hub_thresholds`]): `u32::MAX`
+    /// disables groups. Results do not depend on them beyond rounding.
+    pub fn set_hub_thresholds(&mut self, on: u32, off: u32) {
+        self.lmm.set_hub_thresholds(on, off);
     }
 
     /// Adds a link of `bandwidth_bytes_per_sec`; returns its index for routes.
@@ -145,7 +203,7 @@ impl Engine {
 
     /// Number of activities in progress.
     pub fn in_progress(&self) -> usize {
-        self.acts.len() - self.free.len()
+        self.acts.len() - self.free.len() - self.group_slots
     }
 
     fn alloc(&mut self, act: Activity) -> ActivityId {
@@ -174,13 +232,8 @@ impl Engine {
         let var = self.lmm.add_variable(1.0, speed);
         self.lmm.expand(self.cpu_cnst[cpu as usize], var, 1.0);
         let id = self.alloc(Activity {
-            phase: Phase::Running,
-            var: Some(var),
-            remaining: flops,
-            last_update: self.now,
-            last_rate: 0.0,
-            rate_factor: 1.0,
             penalty_after_latency: 1.0,
+            ..Activity::new(Phase::Running, Some(var), flops, self.now)
         });
         self.bind_var(var, id);
         id
@@ -194,15 +247,7 @@ impl Engine {
         } else {
             0.0
         };
-        let id = self.alloc(Activity {
-            phase: Phase::Sleeping,
-            var: None,
-            remaining: 0.0,
-            last_update: self.now,
-            last_rate: 0.0,
-            rate_factor: 1.0,
-            penalty_after_latency: 0.0,
-        });
+        let id = self.alloc(Activity::new(Phase::Sleeping, None, 0.0, self.now));
         self.heap.set(id.0, self.now + secs);
         id
     }
@@ -250,13 +295,9 @@ impl Engine {
             }
         }
         let id = self.alloc(Activity {
-            phase,
-            var: Some(var),
-            remaining: bytes,
-            last_update: self.now,
-            last_rate: 0.0,
             rate_factor: bw_factor,
             penalty_after_latency: penalty,
+            ..Activity::new(phase, Some(var), bytes, self.now)
         });
         self.bind_var(var, id);
         if phase == Phase::Latency {
@@ -271,6 +312,11 @@ impl Engine {
     /// activity has rate 0): the caller then has a deadlock or is finished.
     pub fn step(&mut self, done: &mut Vec<ActivityId>) -> bool {
         self.lmm.solve();
+        // Members that left their group get their remaining amount back first.
+        for i in 0..self.lmm.group_left().len() {
+            let var = self.lmm.group_left()[i];
+            self.leave_group(self.var_act[var.0 as usize]);
+        }
         for i in 0..self.lmm.touched().len() {
             let var = self.lmm.touched()[i];
             let a = self.var_act[var.0 as usize];
@@ -278,6 +324,10 @@ impl Engine {
             if act.phase != Phase::Running {
                 continue;
             }
+            debug_assert_eq!(
+                act.group, NO_GROUP,
+                "a group member has no value of its own"
+            );
             let delta = self.now - act.last_update;
             if act.remaining > 0.0 {
                 double_update(
@@ -300,6 +350,25 @@ impl Engine {
                 self.heap.remove(a);
             }
         }
+        for i in 0..self.lmm.groups_changed().len() {
+            let g = self.lmm.groups_changed()[i];
+            let share = self.lmm.group_share(g);
+            let now = self.now;
+            self.group_mut(g.0).set_share(now, share);
+            self.mark_group(g.0);
+        }
+        for i in 0..self.lmm.group_joined().len() {
+            let var = self.lmm.group_joined()[i];
+            let g = self
+                .lmm
+                .group_of(var)
+                .expect("a joined variable is in a group");
+            self.join_group(self.var_act[var.0 as usize], g);
+        }
+        self.lmm.clear_group_events();
+        for g in std::mem::take(&mut self.dirty_groups) {
+            self.schedule_group(g);
+        }
         let Some((date, _)) = self.heap.peek() else {
             return false;
         };
@@ -320,18 +389,111 @@ impl Engine {
                     );
                     self.lmm.set_penalty(var, p);
                 }
-                Phase::Running | Phase::Sleeping => {
-                    if let Some(var) = act.var.take() {
-                        self.lmm.remove_variable(var);
-                    }
-                    act.phase = Phase::Free;
-                    self.free.push(a);
-                    done.push(ActivityId(a));
+                Phase::Running | Phase::Sleeping => self.finish(a, done),
+                Phase::Group => {
+                    let g = act.group;
+                    let clock = &mut self.groups[g as usize];
+                    let (_, member) = clock.members.pop().expect("a scheduled group has members");
+                    self.acts[member as usize].group = NO_GROUP;
+                    self.finish(member, done);
+                    self.schedule_group(g);
                 }
                 Phase::Free => unreachable!("a free activity slot is never scheduled"),
             }
         }
         true
+    }
+
+    /// Ends activity `a`: frees its variable and slot, reports it done.
+    fn finish(&mut self, a: u32, done: &mut Vec<ActivityId>) {
+        let act = &mut self.acts[a as usize];
+        if let Some(var) = act.var.take() {
+            self.lmm.remove_variable(var);
+        }
+        act.phase = Phase::Free;
+        self.free.push(a);
+        done.push(ActivityId(a));
+    }
+
+    fn group_mut(&mut self, g: u32) -> &mut GroupClock {
+        if self.groups.len() <= g as usize {
+            self.groups.resize_with(g as usize + 1, GroupClock::default);
+        }
+        &mut self.groups[g as usize]
+    }
+
+    fn mark_group(&mut self, g: u32) {
+        let now = self.now;
+        let clock = self.group_mut(g);
+        clock.advance(now);
+        if !clock.dirty {
+            clock.dirty = true;
+            self.dirty_groups.push(g);
+        }
+    }
+
+    /// Running activity `a` joins group `g`: its remaining amount, brought up to date at its
+    /// individual rate, becomes a virtual completion date.
+    fn join_group(&mut self, a: u32, g: GroupId) {
+        let now = self.now;
+        self.mark_group(g.0);
+        let act = &mut self.acts[a as usize];
+        debug_assert_eq!(act.phase, Phase::Running);
+        debug_assert_eq!(act.group, NO_GROUP);
+        if act.remaining > 0.0 {
+            double_update(
+                &mut act.remaining,
+                act.last_rate * (now - act.last_update),
+                MAXMIN_PRECISION * SURF_PRECISION,
+            );
+        }
+        act.last_update = now;
+        let var = act.var.expect("a group member has a variable");
+        let p = self.lmm.penalty(var);
+        act.group = g.0;
+        act.group_penalty = p;
+        act.vfinish = self.groups[g.0 as usize].v + act.remaining * p / act.rate_factor;
+        let vfinish = act.vfinish;
+        self.heap.remove(a);
+        self.groups[g.0 as usize].members.set(a, vfinish);
+    }
+
+    /// Member `a` leaves its group: its remaining amount is read off the group's virtual clock.
+    /// Its rate is set by the solve that follows.
+    fn leave_group(&mut self, a: u32) {
+        let g = self.acts[a as usize].group;
+        if g == NO_GROUP {
+            return;
+        }
+        self.mark_group(g);
+        let v = self.groups[g as usize].v;
+        self.groups[g as usize].members.remove(a);
+        let act = &mut self.acts[a as usize];
+        act.remaining = (act.vfinish - v).max(0.0) * act.rate_factor / act.group_penalty;
+        act.last_update = self.now;
+        act.last_rate = 0.0;
+        act.group = NO_GROUP;
+    }
+
+    /// Puts group `g`'s entry in the event heap at its earliest member's date.
+    fn schedule_group(&mut self, g: u32) {
+        let now = self.now;
+        if self.groups[g as usize].slot == u32::MAX {
+            let mut slot = Activity::new(Phase::Group, None, 0.0, now);
+            slot.group = g;
+            let id = self.alloc(slot);
+            self.group_slots += 1;
+            self.groups[g as usize].slot = id.0;
+        }
+        let clock = &mut self.groups[g as usize];
+        clock.dirty = false;
+        match clock.next_date(now) {
+            Some(date) => self.heap.set(clock.slot, date),
+            None => {
+                self.heap.remove(clock.slot);
+                clock.rebase(now);
+            }
+        }
     }
 }
 

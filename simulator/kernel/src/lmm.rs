@@ -34,6 +34,10 @@
 
 use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
 
+mod hubs;
+
+pub use hubs::GroupId;
+
 /// A constraint (resource) index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct CnstId(pub u32);
@@ -60,6 +64,8 @@ struct Cnst {
     usage: f64,
     light_pos: u32,
     mark: u32,
+    /// Hub bookkeeping of the registered (active) variables here ([`hubs`]).
+    reg: hubs::CnstReg,
 }
 
 #[derive(Debug, Clone)]
@@ -71,6 +77,8 @@ struct Var {
     fixed: bool,
     mark: u32,
     alive: bool,
+    /// Hub bookkeeping: registration and group membership ([`hubs`]).
+    reg: hubs::VarReg,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -95,6 +103,8 @@ pub struct System {
     modified: Vec<u32>,
     epoch: u32,
     full_solve: bool,
+    /// Hubs and their groups ([`hubs`]).
+    hubs: hubs::Hubs,
     // scratch, reused between solves
     set: Vec<u32>,
     light: Vec<u32>,
@@ -113,6 +123,9 @@ impl System {
     /// constraint each time (the slow reference, same results).
     pub fn set_selective(&mut self, selective: bool) {
         self.full_solve = !selective;
+        if !selective {
+            self.set_hub_thresholds(u32::MAX, u32::MAX);
+        }
     }
 
     /// Adds a constraint of `capacity` (in the resource's unit per second). O(1).
@@ -125,6 +138,7 @@ impl System {
             usage: 0.0,
             light_pos: NONE,
             mark: 0,
+            reg: hubs::CnstReg::default(),
         });
         CnstId(self.cnsts.len() as u32 - 1)
     }
@@ -139,8 +153,9 @@ impl System {
             fixed: false,
             mark: 0,
             alive: true,
+            reg: hubs::VarReg::default(),
         };
-        match self.free_vars.pop() {
+        let id = match self.free_vars.pop() {
             Some(i) => {
                 let elems = std::mem::take(&mut self.vars[i as usize].elems);
                 self.vars[i as usize] = Var { elems, ..v };
@@ -150,13 +165,21 @@ impl System {
                 self.vars.push(v);
                 VarId(self.vars.len() as u32 - 1)
             }
+        };
+        if penalty > 0.0 {
+            self.want_registration(id.0);
         }
+        id
     }
 
     /// Makes `var` consume `weight` of `cnst`. Expanding twice onto the same constraint adds the
     /// weights (SHARED) or keeps the larger (FATPIPE), as SimGrid's `System::expand`.
     /// O(elements of `var`).
     pub fn expand(&mut self, cnst: CnstId, var: VarId, weight: f64) {
+        self.unregister(var.0, false);
+        if self.vars[var.0 as usize].penalty > 0.0 {
+            self.want_registration(var.0);
+        }
         let existing = self.vars[var.0 as usize]
             .elems
             .iter()
@@ -199,6 +222,7 @@ impl System {
 
     /// Removes `var`; its slot may be reused. O(elements of `var`).
     pub fn remove_variable(&mut self, var: VarId) {
+        self.unregister(var.0, true);
         let mut elems = std::mem::take(&mut self.vars[var.0 as usize].elems);
         for &e in &elems {
             let Elem { cnst, pos, .. } = self.elems[e as usize];
@@ -221,10 +245,14 @@ impl System {
 
     /// Changes `var`'s penalty (0 deactivates it). O(elements of `var`).
     pub fn set_penalty(&mut self, var: VarId, penalty: f64) {
-        let v = &mut self.vars[var.0 as usize];
-        if v.penalty == penalty {
+        if self.vars[var.0 as usize].penalty == penalty {
             return;
         }
+        self.unregister(var.0, false);
+        if penalty > 0.0 {
+            self.want_registration(var.0);
+        }
+        let v = &mut self.vars[var.0 as usize];
         v.penalty = penalty;
         if penalty <= 0.0 {
             v.value = 0.0;
@@ -236,6 +264,10 @@ impl System {
 
     /// Changes `var`'s bound (≤ 0 = unbounded).
     pub fn set_bound(&mut self, var: VarId, bound: f64) {
+        self.unregister(var.0, false);
+        if self.vars[var.0 as usize].penalty > 0.0 {
+            self.want_registration(var.0);
+        }
         let v = &mut self.vars[var.0 as usize];
         v.bound = bound;
         for &e in &v.elems {
@@ -245,7 +277,11 @@ impl System {
 
     /// Current value (rate) of `var`, as of the last solve.
     pub fn value(&self, var: VarId) -> f64 {
-        self.vars[var.0 as usize].value
+        let v = &self.vars[var.0 as usize];
+        match self.group_of(var) {
+            Some(g) => self.group_share(g) / v.penalty,
+            None => v.value,
+        }
     }
 
     /// Penalty of `var`.
@@ -255,7 +291,7 @@ impl System {
 
     /// True if a change is waiting for [`System::solve`].
     pub fn needs_solve(&self) -> bool {
-        !self.modified.is_empty()
+        !self.modified.is_empty() || self.hubs.has_pending()
     }
 
     /// Variables whose value the last [`System::solve`] recomputed, in a deterministic order.
@@ -294,6 +330,11 @@ impl System {
         // Breadth-first closure of the modified constraints through active variables.
         let mut modified = std::mem::take(&mut self.modified);
         for &c in &modified {
+            // A constraint whose variables all belong to a hub in the group regime was solved
+            // by [`System::solve_hubs`] (see `hubs`): the general path leaves it alone.
+            if self.in_group_region(c) {
+                continue;
+            }
             let cn = &mut self.cnsts[c as usize];
             if cn.mark != epoch {
                 cn.mark = epoch;
@@ -311,6 +352,10 @@ impl System {
                 if self.vars[v].penalty <= 0.0 || self.vars[v].mark == epoch {
                     continue;
                 }
+                debug_assert!(
+                    !self.vars[v].reg.in_group,
+                    "a group's variable is reachable only through its clean region"
+                );
                 self.vars[v].mark = epoch;
                 for j in 0..self.vars[v].elems.len() {
                     let c2 = self.elems[self.vars[v].elems[j] as usize].cnst;
@@ -329,6 +374,7 @@ impl System {
     /// elements of the solved component per bottleneck round.
     pub fn solve(&mut self) {
         self.touched.clear();
+        self.solve_hubs();
         if self.modified.is_empty() && !self.full_solve {
             return;
         }

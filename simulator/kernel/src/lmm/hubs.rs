@@ -1,0 +1,627 @@
+//! Hubs: solving a crowded constraint's component in O(changes) instead of O(its variables).
+//!
+//! # Why
+//! On a cluster with a backbone every inter-node flow crosses the backbone link, so all flows in
+//! progress form one connected component. SimGrid (and the general path of [`System::solve`])
+//! re-solve that component whenever one flow starts or ends, and the engine then updates every
+//! flow's remaining bytes and completion date: O(flows) per event, O(flows²) per replay.
+//!
+//! # The certificate
+//! A **hub** is a SHARED constraint B with many active variables (at least `hub_on`, 32 by
+//! default; it stops being one below `hub_off`, 8). Each active variable belongs to at most one
+//! hub: the hub of smallest constraint index among the constraints it uses with a positive weight.
+//! Let N(B) be the constraints used by B's members. If
+//! 1. every constraint of N(B), B included, is *clean*: SHARED, and every active variable on it is
+//!    a member of B (so B's members form a component of their own);
+//! 2. B offers the smallest share: m = C_B / Σ_{v∈B} w_vB/p_v ≤ C_c / Σ_{v on c} w_vc/p_v for
+//!    every other c ∈ N(B);
+//! 3. no member's bound binds first: b_v·p_v ≥ m for every bounded member,
+//!
+//! then the first round of bottleneck filling (see the parent module) picks B (and any constraint
+//! tied with it) and fixes *every* member at x_v = m/p_v, which ends the component's solve. So
+//! the whole solution is the one number m, the hub's **share**: the members form a **group**
+//! whose values are read as `share / p_v` ([`System::value`]). Each condition is maintained
+//! incrementally: per constraint the count of active variables, the hubs they belong to and
+//! Σ w/p in exact fixed point (2^-64 units, so sums never drift however many variables come and
+//! go); per hub the number of unclean constraints of N(B), a min-heap of the other constraints'
+//! offers and one of its members' `b·p` (`ordered-float` keys, [`LazyMin`]: a changed key is
+//! pushed again and the stale entry dropped when it reaches the top). A change costs
+//! O(elements of the variable × log), a check O(log) amortised.
+//!
+//! When a check fails the hub leaves the group regime: its members are listed in
+//! [`System::group_left`] and its component goes to the general path. When it passes again they
+//! are listed in [`System::group_joined`]. Between the two, members come and go one at a time.
+//!
+//! # Worked example
+//! Backbone B (C = 2.25e9 B/s) and private links up_i, down_i (1.25e8 B/s) of a 1024-host
+//! cluster; 4096 flows i→j in progress, each with weight 1 on up_i, B, down_j and 0.05 on up_j,
+//! B, down_i (cross-traffic), penalty p = 7.0e-4 s. Σ over B = 4096 × 1.05/p, so
+//! m = 2.25e9 × 7.0e-4 / 4300.8 = 366.2 and every flow gets m/p = 5.23e5 B/s. up_i carries 4 flows
+//! at weight 1 and 4 at 0.05: offer 1.25e8 × 7.0e-4 / 4.2 = 2.08e4 ≥ m, clean. A fifth flow
+//! i→k starting re-registers on its five constraints (a few ordered-set updates), m becomes
+//! 2.25e9 × 7.0e-4 / 4301.85 and the check passes again: no other flow is looked at. The engine
+//! keeps the group's flows in one virtual time advancing at m (see `engine`), so their
+//! completion dates need no update either.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use ordered_float::OrderedFloat;
+
+use super::{Sharing, System, VarId};
+use crate::precision::{double_positive, MAXMIN_PRECISION};
+
+/// A group: the members of one hub while it is in the group regime. The id of a hub, reused
+/// after the hub is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupId(pub u32);
+
+/// A constraint becomes a hub at this many active variables ...
+pub const DEFAULT_HUB_ON: u32 = 32;
+/// ... and stops being one below this many.
+pub const DEFAULT_HUB_OFF: u32 = 8;
+
+/// 2^64: the fixed-point unit of usages is 2^-64.
+const FX_ONE: f64 = 18_446_744_073_709_551_616.0;
+/// Largest term (2^100 units): 2^27 such terms still fit an i128.
+const FX_MAX_TERM: f64 = 1_267_650_600_228_229_401_496_703_205_376.0;
+
+/// `w/p` in fixed point, or `None` when it cannot be represented (the variable then belongs to
+/// no hub and keeps its constraints on the general path).
+fn fx_term(w: f64, p: f64) -> Option<i128> {
+    let x = w / p * FX_ONE;
+    (x.is_finite() && (0.0..=FX_MAX_TERM).contains(&x)).then(|| x.round() as i128)
+}
+
+fn fx_to_f64(x: i128) -> f64 {
+    x as f64 / FX_ONE
+}
+
+/// Per-constraint bookkeeping of the registered (active) variables.
+#[derive(Debug, Clone, Default)]
+pub(super) struct CnstReg {
+    n_active: u32,
+    n_unhubbed: u32,
+    /// (hub, members of that hub here), usually one entry.
+    hubs: Vec<(u32, u32)>,
+    /// Σ w/p of the registered variables with representable terms, in 2^-64 units.
+    usage_fx: i128,
+    /// The hub this constraint is, if it is one.
+    hub: Option<u32>,
+    /// Whether the offers of the hubs in `hubs` hold a live entry of this constraint.
+    offered: bool,
+    /// Bumped at every change: older offer entries are stale.
+    stamp: u32,
+    count_dirty: bool,
+}
+
+/// Per-variable registration.
+#[derive(Debug, Clone, Default)]
+pub(super) struct VarReg {
+    registered: bool,
+    /// Whether the terms were added to the constraints' fixed-point usages.
+    fx: bool,
+    hub: Option<u32>,
+    penalty: f64,
+    bp: Option<f64>,
+    /// Bumped at every registration: older bound entries are stale.
+    stamp: u32,
+    pub(super) in_group: bool,
+    pending: bool,
+}
+
+/// A min-heap of `(key, id, stamp)` with lazy deletion: an entry is live while its id's current
+/// stamp equals the entry's (the owner bumps the stamp whenever the key changes or the id
+/// leaves). `live` counts the live entries, so that stale ones are purged once they dominate.
+#[derive(Debug, Default)]
+struct LazyMin {
+    heap: BinaryHeap<Reverse<(OrderedFloat<f64>, u32, u32)>>,
+    live: u32,
+}
+
+impl LazyMin {
+    fn push(&mut self, key: f64, id: u32, stamp: u32) {
+        self.heap.push(Reverse((OrderedFloat(key), id, stamp)));
+        self.live += 1;
+    }
+
+    /// The smallest live key; stale entries met on the way are dropped.
+    fn min(&mut self, is_live: impl Fn(u32, u32) -> bool) -> Option<f64> {
+        while let Some(&Reverse((key, id, stamp))) = self.heap.peek() {
+            if is_live(id, stamp) {
+                return Some(key.0);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// Rebuilds the heap from its live entries when they are under a third of it.
+    fn purge(&mut self, is_live: impl Fn(u32, u32) -> bool) {
+        if self.heap.len() > 3 * self.live as usize + 64 {
+            let entries = std::mem::take(&mut self.heap).into_vec();
+            self.heap = entries
+                .into_iter()
+                .filter(|&Reverse((_, id, stamp))| is_live(id, stamp))
+                .collect();
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Hub {
+    cnst: u32,
+    alive: bool,
+    fast: bool,
+    share: f64,
+    unclean: u32,
+    /// Offers C_c / Σ w/p of the constraints c ≠ `cnst` of N(B), keyed by constraint.
+    offers: LazyMin,
+    /// `b·p` of the bounded members, keyed by variable.
+    bounds: LazyMin,
+    dirty: bool,
+    changed: bool,
+}
+
+/// Every hub and the events of the group regime since the engine last read them.
+#[derive(Debug)]
+pub(super) struct Hubs {
+    list: Vec<Hub>,
+    free: Vec<u32>,
+    on: u32,
+    off: u32,
+    pending: Vec<u32>,
+    count_dirty: Vec<u32>,
+    dirty: Vec<u32>,
+    new_members: Vec<u32>,
+    joined: Vec<VarId>,
+    left: Vec<VarId>,
+    changed: Vec<GroupId>,
+}
+
+impl Default for Hubs {
+    fn default() -> Self {
+        Hubs {
+            list: Vec::new(),
+            free: Vec::new(),
+            on: DEFAULT_HUB_ON,
+            off: DEFAULT_HUB_OFF,
+            pending: Vec::new(),
+            count_dirty: Vec::new(),
+            dirty: Vec::new(),
+            new_members: Vec::new(),
+            joined: Vec::new(),
+            left: Vec::new(),
+            changed: Vec::new(),
+        }
+    }
+}
+
+impl Hubs {
+    pub(super) fn has_pending(&self) -> bool {
+        !self.pending.is_empty() || !self.dirty.is_empty() || !self.count_dirty.is_empty()
+    }
+
+    fn mark_dirty(&mut self, h: u32) {
+        let hub = &mut self.list[h as usize];
+        if !hub.dirty {
+            hub.dirty = true;
+            self.dirty.push(h);
+        }
+    }
+
+    fn mark_changed(&mut self, h: u32) {
+        let hub = &mut self.list[h as usize];
+        if !hub.changed {
+            hub.changed = true;
+            self.changed.push(GroupId(h));
+        }
+    }
+}
+
+impl System {
+    /// A SHARED constraint becomes a hub when it has `on` active variables and stops being one
+    /// below `off` (`off ≤ on`; `u32::MAX` disables hubs). Defaults 32 and 8. Takes effect at the
+    /// next solve; the values do not depend on it (tests use small thresholds).
+    pub fn set_hub_thresholds(&mut self, on: u32, off: u32) {
+        self.hubs.on = on;
+        self.hubs.off = off.min(on);
+        for c in 0..self.cnsts.len() as u32 {
+            self.count_changed(c);
+        }
+    }
+
+    /// The group `var` belongs to, if its hub is in the group regime: its value is then
+    /// [`System::group_share`]` / penalty`.
+    pub fn group_of(&self, var: VarId) -> Option<GroupId> {
+        let r = &self.vars[var.0 as usize].reg;
+        if r.in_group {
+            r.hub.map(GroupId)
+        } else {
+            None
+        }
+    }
+
+    /// The share m of group `g` (capacity / Σ w/p of its hub, in the hub's unit per second
+    /// times penalty units), as of the last solve.
+    pub fn group_share(&self, g: GroupId) -> f64 {
+        self.hubs.list[g.0 as usize].share
+    }
+
+    /// Variables that entered a group since [`System::clear_group_events`] (their individual
+    /// values are no longer maintained).
+    pub fn group_joined(&self) -> &[VarId] {
+        &self.hubs.joined
+    }
+
+    /// Variables that left a group for a reason other than their removal since
+    /// [`System::clear_group_events`] (listed before any later [`System::touched`] value).
+    pub fn group_left(&self) -> &[VarId] {
+        &self.hubs.left
+    }
+
+    /// Groups whose share or membership changed since [`System::clear_group_events`].
+    pub fn groups_changed(&self) -> &[GroupId] {
+        &self.hubs.changed
+    }
+
+    /// Forgets the group events once the caller has applied them.
+    pub fn clear_group_events(&mut self) {
+        self.hubs.joined.clear();
+        self.hubs.left.clear();
+        for g in std::mem::take(&mut self.hubs.changed) {
+            self.hubs.list[g.0 as usize].changed = false;
+        }
+    }
+
+    /// True if `c` is a clean constraint of a hub in the group regime: its variables' values are
+    /// the group's and the general path must not solve it.
+    pub(super) fn in_group_region(&self, c: u32) -> bool {
+        let reg = &self.cnsts[c as usize].reg;
+        reg.hubs.len() == 1 && self.is_clean(c) && self.hubs.list[reg.hubs[0].0 as usize].fast
+    }
+
+    pub(super) fn want_registration(&mut self, v: u32) {
+        let reg = &mut self.vars[v as usize].reg;
+        if !reg.pending {
+            reg.pending = true;
+            self.hubs.pending.push(v);
+        }
+    }
+
+    fn count_changed(&mut self, c: u32) {
+        let reg = &mut self.cnsts[c as usize].reg;
+        if !reg.count_dirty {
+            reg.count_dirty = true;
+            self.hubs.count_dirty.push(c);
+        }
+    }
+
+    fn is_clean(&self, c: u32) -> bool {
+        let cn = &self.cnsts[c as usize];
+        cn.sharing == Sharing::Shared && cn.reg.n_unhubbed == 0 && cn.reg.hubs.len() == 1
+    }
+
+    /// Takes `c` out of its hubs' unclean counts and offers before a change.
+    fn cnst_detach(&mut self, c: u32) {
+        let clean = self.is_clean(c);
+        let reg = &mut self.cnsts[c as usize].reg;
+        let offered = std::mem::take(&mut reg.offered);
+        reg.stamp = reg.stamp.wrapping_add(1);
+        for &(h, _) in &reg.hubs {
+            let hub = &mut self.hubs.list[h as usize];
+            if !clean {
+                hub.unclean -= 1;
+            }
+            if offered && hub.cnst != c {
+                hub.offers.live -= 1;
+            }
+            self.hubs.mark_dirty(h);
+        }
+    }
+
+    /// Puts `c` back into its hubs' unclean counts and offers after a change.
+    fn cnst_attach(&mut self, c: u32) {
+        let clean = self.is_clean(c);
+        let cn = &mut self.cnsts[c as usize];
+        let usage = fx_to_f64(cn.reg.usage_fx);
+        let offer = (cn.sharing == Sharing::Shared && usage > 0.0).then(|| cn.capacity / usage);
+        cn.reg.offered = offer.is_some();
+        let stamp = cn.reg.stamp;
+        for &(h, _) in &cn.reg.hubs {
+            let hub = &mut self.hubs.list[h as usize];
+            if !clean {
+                hub.unclean += 1;
+            }
+            if let Some(o) = offer {
+                if hub.cnst != c {
+                    hub.offers.push(o, c, stamp);
+                }
+            }
+            self.hubs.mark_dirty(h);
+        }
+        self.count_changed(c);
+    }
+
+    /// Adds (`sign = 1`) or removes (`-1`) variable `v`'s registration on each of its
+    /// constraints.
+    fn apply_registration(&mut self, v: u32, sign: i32) {
+        let (hub, fx, p) = {
+            let r = &self.vars[v as usize].reg;
+            (r.hub, r.fx, r.penalty)
+        };
+        for j in 0..self.vars[v as usize].elems.len() {
+            let el = self.elems[self.vars[v as usize].elems[j] as usize];
+            let c = el.cnst;
+            self.cnst_detach(c);
+            let cn = &mut self.cnsts[c as usize];
+            let shared = cn.sharing == Sharing::Shared;
+            let reg = &mut cn.reg;
+            if sign > 0 {
+                reg.n_active += 1;
+            } else {
+                reg.n_active -= 1;
+            }
+            match hub {
+                None if sign > 0 => reg.n_unhubbed += 1,
+                None => reg.n_unhubbed -= 1,
+                Some(h) => match reg.hubs.iter().position(|&(h2, _)| h2 == h) {
+                    Some(i) if sign > 0 => reg.hubs[i].1 += 1,
+                    Some(i) => {
+                        reg.hubs[i].1 -= 1;
+                        if reg.hubs[i].1 == 0 {
+                            reg.hubs.remove(i);
+                        }
+                    }
+                    None => {
+                        debug_assert!(sign > 0, "unregistering a hub member never seen here");
+                        reg.hubs.push((h, 1));
+                    }
+                },
+            }
+            if fx && shared {
+                let t = fx_term(el.weight, p).expect("checked at registration");
+                if sign > 0 {
+                    reg.usage_fx += t;
+                } else {
+                    reg.usage_fx -= t;
+                }
+            }
+            self.cnst_attach(c);
+        }
+    }
+
+    /// Registers active variable `v`: chooses its hub and counts it on its constraints.
+    fn register(&mut self, v: u32) {
+        let var = &self.vars[v as usize];
+        let p = var.penalty;
+        if !var.alive || p <= 0.0 || var.reg.registered {
+            return;
+        }
+        let mut fx = true;
+        let mut hub: Option<(u32, u32)> = None; // (constraint index, hub)
+        for &e in &var.elems {
+            let el = &self.elems[e as usize];
+            let cn = &self.cnsts[el.cnst as usize];
+            if cn.sharing == Sharing::Shared && fx_term(el.weight, p).is_none() {
+                fx = false;
+            }
+            if let Some(h) = cn.reg.hub {
+                if el.weight > 0.0 && hub.is_none_or(|(c, _)| el.cnst < c) {
+                    hub = Some((el.cnst, h));
+                }
+            }
+        }
+        let hub = if fx { hub.map(|(_, h)| h) } else { None };
+        let bp = (var.bound > 0.0 && hub.is_some()).then_some(var.bound * p);
+        let reg = &mut self.vars[v as usize].reg;
+        reg.registered = true;
+        reg.fx = fx;
+        reg.hub = hub;
+        reg.penalty = p;
+        reg.bp = bp;
+        reg.stamp = reg.stamp.wrapping_add(1);
+        reg.in_group = false;
+        let stamp = reg.stamp;
+        self.apply_registration(v, 1);
+        if let Some(h) = hub {
+            if let Some(bp) = bp {
+                self.hubs.list[h as usize].bounds.push(bp, v, stamp);
+            }
+            self.hubs.mark_dirty(h);
+            self.hubs.new_members.push(v);
+        }
+    }
+
+    /// Undoes [`System::register`]. A member of a group leaves it, listed in
+    /// [`System::group_left`] unless the variable is being `removed`.
+    pub(super) fn unregister(&mut self, v: u32, removed: bool) {
+        let reg = &mut self.vars[v as usize].reg;
+        if !reg.registered {
+            return;
+        }
+        reg.registered = false;
+        if std::mem::take(&mut reg.in_group) && !removed {
+            self.hubs.left.push(VarId(v));
+        }
+        reg.stamp = reg.stamp.wrapping_add(1);
+        let (hub, bp) = (reg.hub, reg.bp);
+        if let Some(h) = hub {
+            if bp.is_some() {
+                self.hubs.list[h as usize].bounds.live -= 1;
+            }
+            self.hubs.mark_dirty(h);
+            self.hubs.mark_changed(h);
+        }
+        self.apply_registration(v, -1);
+    }
+
+    /// The registered variables using constraint `c`, in element order.
+    fn registered_on(&self, c: u32) -> Vec<u32> {
+        self.cnsts[c as usize]
+            .elems
+            .iter()
+            .map(|&e| self.elems[e as usize].var)
+            .filter(|&v| self.vars[v as usize].reg.registered)
+            .collect()
+    }
+
+    fn make_hub(&mut self, c: u32) {
+        let h = match self.hubs.free.pop() {
+            Some(h) => h,
+            None => {
+                self.hubs.list.push(Hub::default());
+                self.hubs.list.len() as u32 - 1
+            }
+        };
+        self.hubs.list[h as usize] = Hub {
+            cnst: c,
+            alive: true,
+            ..Hub::default()
+        };
+        let vars = self.registered_on(c);
+        for &v in &vars {
+            self.unregister(v, false);
+        }
+        self.cnsts[c as usize].reg.hub = Some(h);
+        for &v in &vars {
+            self.register(v);
+        }
+        self.hubs.mark_dirty(h);
+    }
+
+    fn drop_hub(&mut self, c: u32) {
+        let Some(h) = self.cnsts[c as usize].reg.hub else {
+            return;
+        };
+        let vars = self.registered_on(c);
+        for &v in &vars {
+            self.unregister(v, false);
+        }
+        self.cnsts[c as usize].reg.hub = None;
+        let hub = &mut self.hubs.list[h as usize];
+        debug_assert!(hub.offers.live == 0 && hub.bounds.live == 0 && hub.unclean == 0);
+        hub.alive = false;
+        hub.fast = false;
+        self.hubs.free.push(h);
+        for &v in &vars {
+            self.register(v);
+        }
+        self.modified.push(c);
+    }
+
+    /// The share of hub `h` if the three conditions of the module doc hold.
+    fn fast_share(&mut self, h: u32) -> Option<f64> {
+        let hub = &self.hubs.list[h as usize];
+        let cn = &self.cnsts[hub.cnst as usize];
+        if hub.unclean != 0 || !self.is_clean(hub.cnst) || cn.reg.hubs[0].0 != h {
+            return None;
+        }
+        let usage = fx_to_f64(cn.reg.usage_fx);
+        let cap = cn.capacity;
+        if usage.is_nan() || usage <= 0.0 || !double_positive(cap, cap * MAXMIN_PRECISION) {
+            return None;
+        }
+        let m = cap / usage;
+        if !(m.is_finite() && m > 0.0) {
+            return None;
+        }
+        let (cnsts, vars) = (&self.cnsts, &self.vars);
+        let offer_live = |c: u32, stamp: u32| {
+            let reg = &cnsts[c as usize].reg;
+            reg.stamp == stamp && reg.offered
+        };
+        let bound_live = |v: u32, stamp: u32| {
+            let reg = &vars[v as usize].reg;
+            reg.registered && reg.stamp == stamp && reg.hub == Some(h)
+        };
+        let hub = &mut self.hubs.list[h as usize];
+        hub.offers.purge(offer_live);
+        hub.bounds.purge(bound_live);
+        if hub.offers.min(offer_live).is_some_and(|o| o < m) {
+            return None;
+        }
+        if hub.bounds.min(bound_live).is_some_and(|bp| bp < m) {
+            return None;
+        }
+        Some(m)
+    }
+
+    /// The hub phase of [`System::solve`]: registrations, hub changes, then each changed hub's
+    /// regime and share. Constraints leaving the group regime go to `modified`.
+    pub(super) fn solve_hubs(&mut self) {
+        for v in std::mem::take(&mut self.hubs.pending) {
+            self.vars[v as usize].reg.pending = false;
+            self.register(v);
+        }
+        let counted = std::mem::take(&mut self.hubs.count_dirty);
+        for &c in &counted {
+            self.cnsts[c as usize].reg.count_dirty = false;
+        }
+        for c in counted {
+            let cn = &self.cnsts[c as usize];
+            match cn.reg.hub {
+                None if cn.sharing == Sharing::Shared && cn.reg.n_active >= self.hubs.on => {
+                    self.make_hub(c)
+                }
+                Some(_) if cn.reg.n_active < self.hubs.off || self.hubs.on == u32::MAX => {
+                    self.drop_hub(c)
+                }
+                _ => {}
+            }
+        }
+        for h in std::mem::take(&mut self.hubs.dirty) {
+            self.hubs.list[h as usize].dirty = false;
+            if self.hubs.list[h as usize].alive {
+                self.evaluate_hub(h);
+            }
+        }
+        for v in std::mem::take(&mut self.hubs.new_members) {
+            let reg = &self.vars[v as usize].reg;
+            let Some(h) = reg.hub else { continue };
+            if reg.registered && !reg.in_group && self.hubs.list[h as usize].fast {
+                self.vars[v as usize].reg.in_group = true;
+                self.hubs.joined.push(VarId(v));
+                self.hubs.mark_changed(h);
+            }
+        }
+    }
+
+    fn evaluate_hub(&mut self, h: u32) {
+        let share = self.fast_share(h);
+        let was_fast = self.hubs.list[h as usize].fast;
+        let c = self.hubs.list[h as usize].cnst;
+        match share {
+            Some(m) => {
+                if !was_fast {
+                    self.hubs.list[h as usize].fast = true;
+                    for v in self.registered_on(c) {
+                        let reg = &mut self.vars[v as usize].reg;
+                        if reg.hub == Some(h) && !reg.in_group {
+                            reg.in_group = true;
+                            self.hubs.joined.push(VarId(v));
+                        }
+                    }
+                }
+                let hub = &mut self.hubs.list[h as usize];
+                if hub.share != m || !was_fast {
+                    hub.share = m;
+                    self.hubs.mark_changed(h);
+                }
+            }
+            None if was_fast => {
+                self.hubs.list[h as usize].fast = false;
+                for v in self.registered_on(c) {
+                    let reg = &mut self.vars[v as usize].reg;
+                    if reg.in_group {
+                        reg.in_group = false;
+                        self.hubs.left.push(VarId(v));
+                    }
+                }
+                self.hubs.mark_changed(h);
+                self.modified.push(c);
+            }
+            None => {}
+        }
+    }
+}
