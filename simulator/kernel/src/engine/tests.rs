@@ -100,3 +100,87 @@ fn full_and_incremental_solves_agree() {
     };
     assert_eq!(run(true), run(false));
 }
+
+/// A cluster of `hosts` hosts with private up/down links and a backbone, and a queue of flows
+/// (src, dst, bytes): `width` flows start at 0, each completion starts the next one. Returns the
+/// completion dates in completion order, with groups from `hub_on` variables (`u32::MAX`: none).
+fn cluster_run(hosts: u32, flows: &[(u32, u32, f64)], width: usize, hub_on: u32) -> Vec<f64> {
+    let mut e = Engine::new(NetworkConfig::default());
+    if hub_on == u32::MAX {
+        e.set_full_solve(true);
+    } else {
+        e.set_hub_thresholds(hub_on, 1);
+    }
+    let up: Vec<u32> = (0..hosts).map(|_| e.add_link(125e6, false)).collect();
+    let down: Vec<u32> = (0..hosts).map(|_| e.add_link(125e6, false)).collect();
+    let bb = e.add_link(1e9, false);
+    let mut next = 0usize;
+    let start = |e: &mut Engine, (s, d, bytes): (u32, u32, f64)| {
+        let route = [up[s as usize], bb, down[d as usize]];
+        let back = [up[d as usize], bb, down[s as usize]];
+        e.start_comm(&route, &back, 600e-6, bytes);
+    };
+    while next < width.min(flows.len()) {
+        start(&mut e, flows[next]);
+        next += 1;
+    }
+    let mut dates = Vec::new();
+    let mut done = Vec::new();
+    while e.step(&mut done) {
+        for _ in done.drain(..) {
+            dates.push(e.now());
+            if next < flows.len() {
+                start(&mut e, flows[next]);
+                next += 1;
+            }
+        }
+    }
+    dates
+}
+
+/// Hand-derived group run: 40 flows of 1 MB between distinct host pairs on a 40-host cluster
+/// (backbone 1 GB/s, private links 125 MB/s, route latency 600 µs), all starting at 0. P =
+/// 1e6 B is above 65472 B, so bw_factor 0.940694 and lat_factor 11.6436 (SMPI defaults); every
+/// flow has the same penalty p = 600e-6 + 8775 × (2/125e6 + 1/1e9), so each gets x = m/p with
+/// m = 1e9 / (40 × 1.05 / p): x = 1e9 / 42 = 23.81 MB/s, below each private link's offer
+/// (125e6 / 1.05 per flow): the backbone bottlenecks all 40 and they form one group (hubs from
+/// 32 variables). All complete together at 11.6436 × 600e-6 + 1e6 / (0.940694 × 1e9 / 42).
+#[test]
+fn forty_flows_on_a_backbone_finish_together_as_derived() {
+    let flows: Vec<(u32, u32, f64)> = (0..40).map(|i| (i, (i + 1) % 40, 1e6)).collect();
+    let expected = 11.6436 * 600e-6 + 1e6 / (0.940694 * 1e9 / 42.0);
+    for hub_on in [32, u32::MAX] {
+        let dates = cluster_run(40, &flows, 40, hub_on);
+        assert_eq!(dates.len(), 40);
+        for d in dates {
+            assert!(
+                rel(d, expected) < 1e-12,
+                "{d} vs {expected} (hubs from {hub_on})"
+            );
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+
+    /// Random flow queues on a cluster with a backbone: with groups (hubs from 2 or 4
+    /// variables) the completion dates equal the full re-solve's at 1e-9 relative.
+    #[test]
+    fn groups_give_the_full_solves_dates(
+        flows in proptest::collection::vec((0u32..12, 0u32..12, 1u32..400), 1..80),
+        width in 1usize..40,
+        hub_on in proptest::prop_oneof![proptest::strategy::Just(2u32), proptest::strategy::Just(4u32)],
+    ) {
+        let flows: Vec<(u32, u32, f64)> = flows
+            .into_iter()
+            .map(|(s, d, kb)| (s, if d == s { (d + 1) % 12 } else { d }, f64::from(kb) * 1000.0))
+            .collect();
+        let reference = cluster_run(12, &flows, width, u32::MAX);
+        let grouped = cluster_run(12, &flows, width, hub_on);
+        proptest::prop_assert_eq!(reference.len(), grouped.len());
+        for (a, b) in reference.iter().zip(&grouped) {
+            proptest::prop_assert!(rel(*a, *b) < 1e-9, "{} vs {}", a, b);
+        }
+    }
+}
