@@ -22,8 +22,8 @@
 //! the whole solution is the one number m, the hub's **share**: the members form a **group**
 //! whose values are read as `share / p_v` ([`System::value`]). Each condition is maintained
 //! incrementally: per constraint the count of active variables, the hubs they belong to and
-//! Σ w/p in exact fixed point (2^-64 units, so sums never drift however many variables come and
-//! go); per hub the number of unclean constraints of N(B), a min-heap of the other constraints'
+//! Σ w/p as an unevaluated sum of two doubles (TwoSum: the sum is exact to ~1e-32 and never
+//! drifts however many variables come and go); per hub the number of unclean constraints of N(B), a min-heap of the other constraints'
 //! offers and one of its members' `b·p` (`ordered-float` keys, [`LazyMin`]: a changed key is
 //! pushed again and the stale entry dropped when it reaches the top). A change costs
 //! O(elements of the variable × log), a check O(log) amortised.
@@ -61,20 +61,34 @@ pub const DEFAULT_HUB_ON: u32 = 32;
 /// ... and stops being one below this many.
 pub const DEFAULT_HUB_OFF: u32 = 8;
 
-/// 2^64: the fixed-point unit of usages is 2^-64.
-const FX_ONE: f64 = 18_446_744_073_709_551_616.0;
-/// Largest term (2^100 units): 2^27 such terms still fit an i128.
-const FX_MAX_TERM: f64 = 1_267_650_600_228_229_401_496_703_205_376.0;
-
-/// `w/p` in fixed point, or `None` when it cannot be represented (the variable then belongs to
-/// no hub and keeps its constraints on the general path).
-fn fx_term(w: f64, p: f64) -> Option<i128> {
-    let x = w / p * FX_ONE;
-    (x.is_finite() && (0.0..=FX_MAX_TERM).contains(&x)).then(|| x.round() as i128)
+/// `w/p`, or `None` when it is not a finite positive number (the variable then belongs to no
+/// hub and keeps its constraints on the general path).
+fn usage_term(w: f64, p: f64) -> Option<f64> {
+    let x = w / p;
+    (x.is_finite() && x >= 0.0).then_some(x)
 }
 
-fn fx_to_f64(x: i128) -> f64 {
-    x as f64 / FX_ONE
+/// A sum of terms that come and go, kept as an unevaluated pair `hi + lo` (Knuth's TwoSum):
+/// each addition's rounding error goes to `lo`, so after any number of additions and removals
+/// the value is the exact sum to ~1e-32 relative, whatever the order, and never drifts.
+#[derive(Debug, Clone, Copy, Default)]
+struct ExactSum {
+    hi: f64,
+    lo: f64,
+}
+
+impl ExactSum {
+    fn add(&mut self, x: f64) {
+        let s = self.hi + x;
+        let bb = s - self.hi;
+        let err = (self.hi - (s - bb)) + (x - bb);
+        self.hi = s;
+        self.lo += err;
+    }
+
+    fn value(&self) -> f64 {
+        self.hi + self.lo
+    }
 }
 
 /// Per-constraint bookkeeping of the registered (active) variables.
@@ -84,8 +98,8 @@ pub(super) struct CnstReg {
     n_unhubbed: u32,
     /// (hub, members of that hub here), usually one entry.
     hubs: Vec<(u32, u32)>,
-    /// Σ w/p of the registered variables with representable terms, in 2^-64 units.
-    usage_fx: i128,
+    /// Σ w/p of the registered variables with finite terms, while [`CnstReg::tracked`].
+    usage: ExactSum,
     /// The hub this constraint is, if it is one.
     hub: Option<u32>,
     /// Whether the offers of the hubs in `hubs` hold a live entry of this constraint.
@@ -95,11 +109,19 @@ pub(super) struct CnstReg {
     count_dirty: bool,
 }
 
+impl CnstReg {
+    /// Whether the usage and offers are kept up to date: the constraint is a hub or carries a
+    /// hub's member.
+    fn tracked(&self) -> bool {
+        self.hub.is_some() || !self.hubs.is_empty()
+    }
+}
+
 /// Per-variable registration.
 #[derive(Debug, Clone, Default)]
 pub(super) struct VarReg {
     registered: bool,
-    /// Whether the terms were added to the constraints' fixed-point usages.
+    /// Whether the terms were added to the constraints' usages.
     fx: bool,
     hub: Option<u32>,
     penalty: f64,
@@ -324,8 +346,12 @@ impl System {
     fn cnst_attach(&mut self, c: u32) {
         let clean = self.is_clean(c);
         let cn = &mut self.cnsts[c as usize];
-        let usage = fx_to_f64(cn.reg.usage_fx);
-        let offer = (cn.sharing == Sharing::Shared && usage > 0.0).then(|| cn.capacity / usage);
+        let offer = if cn.reg.hubs.is_empty() || cn.sharing != Sharing::Shared {
+            None
+        } else {
+            let usage = cn.reg.usage.value();
+            (usage > 0.0).then(|| cn.capacity / usage)
+        };
         cn.reg.offered = offer.is_some();
         let stamp = cn.reg.stamp;
         for &(h, _) in &cn.reg.hubs {
@@ -353,6 +379,20 @@ impl System {
         for j in 0..self.vars[v as usize].elems.len() {
             let el = self.elems[self.vars[v as usize].elems[j] as usize];
             let c = el.cnst;
+            let reg = &mut self.cnsts[c as usize].reg;
+            let tracked = reg.tracked();
+            if !tracked && hub.is_none() {
+                // Neither a hub nor next to one: only the counts matter (hub creation).
+                if sign > 0 {
+                    reg.n_active += 1;
+                    reg.n_unhubbed += 1;
+                } else {
+                    reg.n_active -= 1;
+                    reg.n_unhubbed -= 1;
+                }
+                self.count_changed(c);
+                continue;
+            }
             self.cnst_detach(c);
             let cn = &mut self.cnsts[c as usize];
             let shared = cn.sharing == Sharing::Shared;
@@ -379,16 +419,32 @@ impl System {
                     }
                 },
             }
-            if fx && shared {
-                let t = fx_term(el.weight, p).expect("checked at registration");
-                if sign > 0 {
-                    reg.usage_fx += t;
-                } else {
-                    reg.usage_fx -= t;
-                }
+            if !reg.tracked() || reg.n_active == 0 {
+                reg.usage = ExactSum::default();
+            } else if !tracked {
+                // Becomes tracked: its usage was not kept up to date, sum it afresh.
+                self.recompute_usage(c);
+            } else if fx && shared {
+                let t = usage_term(el.weight, p).expect("checked at registration");
+                reg.usage.add(if sign > 0 { t } else { -t });
             }
             self.cnst_attach(c);
         }
+    }
+
+    /// Σ w/p over the registered variables of `c` with finite terms, from scratch.
+    fn recompute_usage(&mut self, c: u32) {
+        let mut sum = ExactSum::default();
+        if self.cnsts[c as usize].sharing == Sharing::Shared {
+            for &e in &self.cnsts[c as usize].elems {
+                let el = &self.elems[e as usize];
+                let reg = &self.vars[el.var as usize].reg;
+                if reg.registered && reg.fx {
+                    sum.add(usage_term(el.weight, reg.penalty).expect("checked at registration"));
+                }
+            }
+        }
+        self.cnsts[c as usize].reg.usage = sum;
     }
 
     /// Registers active variable `v`: chooses its hub and counts it on its constraints.
@@ -403,7 +459,7 @@ impl System {
         for &e in &var.elems {
             let el = &self.elems[e as usize];
             let cn = &self.cnsts[el.cnst as usize];
-            if cn.sharing == Sharing::Shared && fx_term(el.weight, p).is_none() {
+            if cn.sharing == Sharing::Shared && usage_term(el.weight, p).is_none() {
                 fx = false;
             }
             if let Some(h) = cn.reg.hub {
@@ -517,7 +573,7 @@ impl System {
         if hub.unclean != 0 || !self.is_clean(hub.cnst) || cn.reg.hubs[0].0 != h {
             return None;
         }
-        let usage = fx_to_f64(cn.reg.usage_fx);
+        let usage = cn.reg.usage.value();
         let cap = cn.capacity;
         if usage.is_nan() || usage <= 0.0 || !double_positive(cap, cap * MAXMIN_PRECISION) {
             return None;
