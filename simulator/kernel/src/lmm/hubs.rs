@@ -109,6 +109,13 @@ pub(super) struct CnstReg {
     count_dirty: bool,
 }
 
+/// Puts the emptied buffer `spare` back into `list` unless `list` received new entries meanwhile.
+fn recycle<T>(list: &mut Vec<T>, spare: Vec<T>) {
+    if list.is_empty() && list.capacity() < spare.capacity() {
+        *list = spare;
+    }
+}
+
 impl CnstReg {
     /// Whether the usage and offers are kept up to date: the constraint is a hub or carries a
     /// hub's member.
@@ -291,9 +298,11 @@ impl System {
     pub fn clear_group_events(&mut self) {
         self.hubs.joined.clear();
         self.hubs.left.clear();
-        for g in std::mem::take(&mut self.hubs.changed) {
+        for i in 0..self.hubs.changed.len() {
+            let g = self.hubs.changed[i];
             self.hubs.list[g.0 as usize].changed = false;
         }
+        self.hubs.changed.clear();
     }
 
     /// True if `c` is a clean constraint of a hub in the group regime: its variables' values are
@@ -606,15 +615,18 @@ impl System {
     /// The hub phase of [`System::solve`]: registrations, hub changes, then each changed hub's
     /// regime and share. Constraints leaving the group regime go to `modified`.
     pub(super) fn solve_hubs(&mut self) {
-        for v in std::mem::take(&mut self.hubs.pending) {
+        let mut pending = std::mem::take(&mut self.hubs.pending);
+        for &v in &pending {
             self.vars[v as usize].reg.pending = false;
             self.register(v);
         }
-        let counted = std::mem::take(&mut self.hubs.count_dirty);
+        pending.clear();
+        self.hubs.pending = pending;
+        let mut counted = std::mem::take(&mut self.hubs.count_dirty);
         for &c in &counted {
             self.cnsts[c as usize].reg.count_dirty = false;
         }
-        for c in counted {
+        for &c in &counted {
             let cn = &self.cnsts[c as usize];
             match cn.reg.hub {
                 None if cn.sharing == Sharing::Shared && cn.reg.n_active >= self.hubs.on => {
@@ -626,13 +638,20 @@ impl System {
                 _ => {}
             }
         }
-        for h in std::mem::take(&mut self.hubs.dirty) {
+        counted.clear();
+        // Hub changes re-register variables, which counts their constraints again: keep those.
+        recycle(&mut self.hubs.count_dirty, counted);
+        let mut dirty = std::mem::take(&mut self.hubs.dirty);
+        for &h in &dirty {
             self.hubs.list[h as usize].dirty = false;
             if self.hubs.list[h as usize].alive {
                 self.evaluate_hub(h);
             }
         }
-        for v in std::mem::take(&mut self.hubs.new_members) {
+        dirty.clear();
+        recycle(&mut self.hubs.dirty, dirty);
+        let mut new_members = std::mem::take(&mut self.hubs.new_members);
+        for &v in &new_members {
             let reg = &self.vars[v as usize].reg;
             let Some(h) = reg.hub else { continue };
             if reg.registered && !reg.in_group && self.hubs.list[h as usize].fast {
@@ -641,6 +660,8 @@ impl System {
                 self.hubs.mark_changed(h);
             }
         }
+        new_members.clear();
+        recycle(&mut self.hubs.new_members, new_members);
     }
 
     fn evaluate_hub(&mut self, h: u32) {
