@@ -23,7 +23,7 @@
 //! rate is `bw_factor · m / p` for the group's one share m. Writing a member's remaining work in
 //! *virtual* units u = remaining · p / bw_factor, every member's u falls at the same rate m. So
 //! the group keeps a virtual clock V (dV/dt = m) and each member the virtual date at which it
-//! completes, V_end = V(join) + u(join), in a heap of its own ([`group::GroupClock`]). A change
+//! completes, V_end = V(join) + u(join), in a heap of its own (`group::GroupClock`). A change
 //! of m only advances V and moves the group's one entry in the event heap (to
 //! t = t_last + (V_end_min − V)/m): no member is touched, and members finish in V_end order
 //! whatever m does. A member leaving the group gets its remaining bytes back from V.

@@ -30,6 +30,15 @@
 //! testing one against the other. After a solve, [`System::touched`] lists every variable whose
 //! value was recomputed.
 //!
+//! That alone costs O(flows) per event once one link carries most flows (a cluster's backbone):
+//! the component is everything in progress. A constraint with many active variables becomes a
+//! **hub** (`hubs`): while it provably bottlenecks its whole component alone (a certificate
+//! maintained in O(log) per change), its variables form a **group** whose values are one share
+//! divided by each penalty ([`System::group_of`], [`System::group_share`]); arrivals and
+//! departures then cost O(their own elements), and the engine advances the group in one virtual
+//! time. When the certificate fails the component goes back to bottleneck filling, so results
+//! never depend on it (proptests compare both with a full solve after random sequences).
+//!
 //! Inputs: capacities, weights, penalties, bounds. Computed: values.
 
 use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
