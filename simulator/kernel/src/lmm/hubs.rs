@@ -322,7 +322,11 @@ impl System {
 
     fn count_changed(&mut self, c: u32) {
         let reg = &mut self.cnsts[c as usize].reg;
-        if !reg.count_dirty {
+        let crossing = match reg.hub {
+            None => reg.n_active >= self.hubs.on,
+            Some(_) => reg.n_active < self.hubs.off || self.hubs.on == u32::MAX,
+        };
+        if crossing && !reg.count_dirty {
             reg.count_dirty = true;
             self.hubs.count_dirty.push(c);
         }
@@ -463,20 +467,23 @@ impl System {
         if !var.alive || p <= 0.0 || var.reg.registered {
             return;
         }
-        let mut fx = true;
         let mut hub: Option<(u32, u32)> = None; // (constraint index, hub)
         for &e in &var.elems {
             let el = &self.elems[e as usize];
-            let cn = &self.cnsts[el.cnst as usize];
-            if cn.sharing == Sharing::Shared && usage_term(el.weight, p).is_none() {
-                fx = false;
-            }
-            if let Some(h) = cn.reg.hub {
+            if let Some(h) = self.cnsts[el.cnst as usize].reg.hub {
                 if el.weight > 0.0 && hub.is_none_or(|(c, _)| el.cnst < c) {
                     hub = Some((el.cnst, h));
                 }
             }
         }
+        // Only a hub's members count in usages: a variable of no hub makes every tracked
+        // constraint it uses unclean, so their offers do not matter while it is there.
+        let fx = hub.is_some()
+            && var.elems.iter().all(|&e| {
+                let el = &self.elems[e as usize];
+                self.cnsts[el.cnst as usize].sharing != Sharing::Shared
+                    || usage_term(el.weight, p).is_some()
+            });
         let hub = if fx { hub.map(|(_, h)| h) } else { None };
         let bp = (var.bound > 0.0 && hub.is_some()).then_some(var.bound * p);
         let reg = &mut self.vars[v as usize].reg;
