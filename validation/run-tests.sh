@@ -13,9 +13,14 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v mpicc >/dev/null 2>&1 || need_apt+=(libopenmpi-dev)
 command -v mpirun >/dev/null 2>&1 || need_apt+=(openmpi-bin)
 command -v gfortran >/dev/null 2>&1 || need_apt+=(gfortran)
-if ! ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/*/libclang*.so* >/dev/null 2>&1; then
-  need_apt+=(libclang-dev)
-fi
+# bindgen needs the C API library (libclang.so, libclang-N.so); libclang-cpp (pulled in by other
+# packages, e.g. SimGrid's) does not do.
+have_libclang=0
+for f in /usr/lib/llvm-*/lib/libclang.so* /usr/lib/llvm-*/lib/libclang-[0-9]*.so* \
+         /usr/lib/*/libclang.so* /usr/lib/*/libclang-[0-9]*.so*; do
+  [ -e "$f" ] && have_libclang=1
+done
+[ "$have_libclang" = 1 ] || need_apt+=(libclang-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
