@@ -7,19 +7,25 @@
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    date: f64,
+    /// `date` mapped to an integer of the same order (IEEE total order), so that a comparison
+    /// is two integer compares.
+    key: i64,
     seq: u64,
+    date: f64,
     id: u32,
 }
 
 impl Entry {
+    fn new(date: f64, seq: u64, id: u32) -> Self {
+        let bits = date.to_bits() as i64;
+        // f64::total_cmp's transformation: flips the magnitude bits of negative numbers.
+        let key = bits ^ ((((bits >> 63) as u64) >> 1) as i64);
+        Entry { key, seq, date, id }
+    }
+
     #[inline]
     fn before(&self, other: &Entry) -> bool {
-        match self.date.total_cmp(&other.date) {
-            std::cmp::Ordering::Less => true,
-            std::cmp::Ordering::Greater => false,
-            std::cmp::Ordering::Equal => self.seq < other.seq,
-        }
+        (self.key, self.seq) < (other.key, other.seq)
     }
 }
 
@@ -67,23 +73,24 @@ impl IndexedHeap {
         }
         let p = self.pos[id as usize];
         if p != ABSENT {
-            let e = &mut self.entries[p as usize];
-            if e.date == date {
+            let old = self.entries[p as usize];
+            if old.date == date {
                 return;
             }
-            e.date = date;
-            e.seq = self.next_seq;
+            let e = Entry::new(date, self.next_seq, id);
             self.next_seq += 1;
-            self.sift_up(p as usize);
-            let p = self.pos[id as usize] as usize;
-            self.sift_down(p);
+            // A later date (or an equal key with a newer sequence number) can only go down.
+            if e.before(&old) {
+                self.sift_up(p as usize, e);
+            } else {
+                self.sift_down(p as usize, e);
+            }
         } else {
-            let seq = self.next_seq;
+            let e = Entry::new(date, self.next_seq, id);
             self.next_seq += 1;
-            self.entries.push(Entry { date, seq, id });
+            self.entries.push(e);
             let i = self.entries.len() - 1;
-            self.pos[id as usize] = i as u32;
-            self.sift_up(i);
+            self.sift_up(i, e);
         }
     }
 
@@ -95,17 +102,15 @@ impl IndexedHeap {
         if p == ABSENT {
             return;
         }
-        let p = p as usize;
-        let last = self.entries.len() - 1;
-        self.swap(p, last);
-        self.entries.pop();
         self.pos[id as usize] = ABSENT;
+        let p = p as usize;
+        let last = self.entries.pop().expect("a present id has an entry");
         if p < self.entries.len() {
-            // The moved element goes either up or down, never both.
-            if p > 0 && self.entries[p].before(&self.entries[(p - 1) / 2]) {
-                self.sift_up(p);
+            // The last entry fills the hole: it goes either up or down, never both.
+            if p > 0 && last.before(&self.entries[(p - 1) / 2]) {
+                self.sift_up(p, last);
             } else {
-                self.sift_down(p);
+                self.sift_down(p, last);
             }
         }
     }
@@ -117,42 +122,46 @@ impl IndexedHeap {
         Some(top)
     }
 
-    fn swap(&mut self, a: usize, b: usize) {
-        self.entries.swap(a, b);
-        self.pos[self.entries[a].id as usize] = a as u32;
-        self.pos[self.entries[b].id as usize] = b as u32;
-    }
-
-    fn sift_up(&mut self, mut i: usize) {
+    /// Places `e` at hole `i` or above it, moving the parents it precedes down.
+    fn sift_up(&mut self, mut i: usize, e: Entry) {
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.entries[i].before(&self.entries[parent]) {
-                self.swap(i, parent);
-                i = parent;
-            } else {
+            let pe = self.entries[parent];
+            if !e.before(&pe) {
                 break;
             }
+            self.entries[i] = pe;
+            self.pos[pe.id as usize] = i as u32;
+            i = parent;
         }
+        self.entries[i] = e;
+        self.pos[e.id as usize] = i as u32;
     }
 
-    fn sift_down(&mut self, mut i: usize) {
+    /// Places `e` at hole `i` or below it, moving the smaller children up.
+    fn sift_down(&mut self, mut i: usize, e: Entry) {
         let n = self.entries.len();
         loop {
             let l = 2 * i + 1;
-            let r = l + 1;
-            let mut m = i;
-            if l < n && self.entries[l].before(&self.entries[m]) {
-                m = l;
-            }
-            if r < n && self.entries[r].before(&self.entries[m]) {
-                m = r;
-            }
-            if m == i {
+            if l >= n {
                 break;
             }
-            self.swap(i, m);
-            i = m;
+            let r = l + 1;
+            let c = if r < n && self.entries[r].before(&self.entries[l]) {
+                r
+            } else {
+                l
+            };
+            let ce = self.entries[c];
+            if !ce.before(&e) {
+                break;
+            }
+            self.entries[i] = ce;
+            self.pos[ce.id as usize] = i as u32;
+            i = c;
         }
+        self.entries[i] = e;
+        self.pos[e.id as usize] = i as u32;
     }
 }
 
