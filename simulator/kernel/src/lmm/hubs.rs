@@ -24,9 +24,11 @@
 //! incrementally: per constraint the count of active variables, the hubs they belong to and
 //! Σ w/p as an unevaluated sum of two doubles (TwoSum: the sum is exact to ~1e-32 and never
 //! drifts however many variables come and go); per hub the number of unclean constraints of N(B), a min-heap of the other constraints'
-//! offers and one of its members' `b·p` (`ordered-float` keys, [`LazyMin`]: a changed key is
-//! pushed again and the stale entry dropped when it reaches the top). A change costs
-//! O(elements of the variable × log), a check O(log) amortised.
+//! offers and of its members' `b·p`, each kept as a *floor*: a lower bound lowered in O(1)
+//! whenever an offer falls (or a member arrives), and recomputed exactly from the list of N(B)
+//! (or of the members) only when it is below the share. While the hub bottlenecks its
+//! component with room to spare, a change costs O(elements of the variable) and a check O(1);
+//! a recomputation costs O(|N(B)|), no more than the general path the hub would fall back to.
 //!
 //! When a check fails the hub leaves the group regime: its members are listed in
 //! [`System::group_left`] and its component goes to the general path. When it passes again they
@@ -38,15 +40,10 @@
 //! B, down_i (cross-traffic), penalty p = 7.0e-4 s. Σ over B = 4096 × 1.05/p, so
 //! m = 2.25e9 × 7.0e-4 / 4300.8 = 366.2 and every flow gets m/p = 5.23e5 B/s. up_i carries 4 flows
 //! at weight 1 and 4 at 0.05: offer 1.25e8 × 7.0e-4 / 4.2 = 2.08e4 ≥ m, clean. A fifth flow
-//! i→k starting re-registers on its five constraints (a few ordered-set updates), m becomes
+//! i→k starting re-registers on its five constraints (counts, sums, floors), m becomes
 //! 2.25e9 × 7.0e-4 / 4301.85 and the check passes again: no other flow is looked at. The engine
 //! keeps the group's flows in one virtual time advancing at m (see `engine`), so their
 //! completion dates need no update either.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
-use ordered_float::OrderedFloat;
 
 use super::{Sharing, System, VarId};
 use crate::precision::{double_positive, MAXMIN_PRECISION};
@@ -96,16 +93,13 @@ impl ExactSum {
 pub(super) struct CnstReg {
     n_active: u32,
     n_unhubbed: u32,
-    /// (hub, members of that hub here), usually one entry.
-    hubs: Vec<(u32, u32)>,
+    /// (hub, members of that hub here, position in the hub's `neighbours` or `u32::MAX` for the
+    /// hub's own constraint), usually one entry.
+    hubs: Vec<(u32, u32, u32)>,
     /// Σ w/p of the registered variables with finite terms, while [`CnstReg::tracked`].
     usage: ExactSum,
     /// The hub this constraint is, if it is one.
     hub: Option<u32>,
-    /// Whether the offers of the hubs in `hubs` hold a live entry of this constraint.
-    offered: bool,
-    /// Bumped at every change: older offer entries are stale.
-    stamp: u32,
     count_dirty: bool,
 }
 
@@ -133,63 +127,42 @@ pub(super) struct VarReg {
     hub: Option<u32>,
     penalty: f64,
     bp: Option<f64>,
-    /// Bumped at every registration: older bound entries are stale.
-    stamp: u32,
     pub(super) in_group: bool,
     pending: bool,
 }
 
-/// A min-heap of `(key, id, stamp)` with lazy deletion: an entry is live while its id's current
-/// stamp equals the entry's (the owner bumps the stamp whenever the key changes or the id
-/// leaves). `live` counts the live entries, so that stale ones are purged once they dominate.
-#[derive(Debug, Default)]
-struct LazyMin {
-    heap: BinaryHeap<Reverse<(OrderedFloat<f64>, u32, u32)>>,
-    live: u32,
-}
-
-impl LazyMin {
-    fn push(&mut self, key: f64, id: u32, stamp: u32) {
-        self.heap.push(Reverse((OrderedFloat(key), id, stamp)));
-        self.live += 1;
-    }
-
-    /// The smallest live key; stale entries met on the way are dropped.
-    fn min(&mut self, is_live: impl Fn(u32, u32) -> bool) -> Option<f64> {
-        while let Some(&Reverse((key, id, stamp))) = self.heap.peek() {
-            if is_live(id, stamp) {
-                return Some(key.0);
-            }
-            self.heap.pop();
-        }
-        None
-    }
-
-    /// Rebuilds the heap from its live entries when they are under a third of it.
-    fn purge(&mut self, is_live: impl Fn(u32, u32) -> bool) {
-        if self.heap.len() > 3 * self.live as usize + 64 {
-            let entries = std::mem::take(&mut self.heap).into_vec();
-            self.heap = entries
-                .into_iter()
-                .filter(|&Reverse((_, id, stamp))| is_live(id, stamp))
-                .collect();
-        }
-    }
-}
-
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Hub {
     cnst: u32,
     alive: bool,
     fast: bool,
     share: f64,
     unclean: u32,
-    /// Offers C_c / Σ w/p of the constraints c ≠ `cnst` of N(B), keyed by constraint.
-    offers: LazyMin,
-    /// `b·p` of the bounded members, keyed by variable.
-    bounds: LazyMin,
+    /// The constraints of N(B) other than B.
+    neighbours: Vec<u32>,
+    /// A lower bound of the offers C_c / Σ w/p of `neighbours` (+∞ when there are none).
+    offer_floor: f64,
+    /// A lower bound of the members' `b·p` (+∞ when none is bounded).
+    bound_floor: f64,
     dirty: bool,
     changed: bool,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Hub {
+            cnst: 0,
+            alive: false,
+            fast: false,
+            share: 0.0,
+            unclean: 0,
+            neighbours: Vec::new(),
+            offer_floor: f64::INFINITY,
+            bound_floor: f64::INFINITY,
+            dirty: false,
+            changed: false,
+        }
+    }
 }
 
 /// Every hub and the events of the group regime since the engine last read them.
@@ -337,49 +310,45 @@ impl System {
         cn.sharing == Sharing::Shared && cn.reg.n_unhubbed == 0 && cn.reg.hubs.len() == 1
     }
 
-    /// Takes `c` out of its hubs' unclean counts and offers before a change.
+    /// Takes `c` out of its hubs' unclean counts before a change.
     fn cnst_detach(&mut self, c: u32) {
         let clean = self.is_clean(c);
-        let reg = &mut self.cnsts[c as usize].reg;
-        let offered = std::mem::take(&mut reg.offered);
-        reg.stamp = reg.stamp.wrapping_add(1);
-        for &(h, _) in &reg.hubs {
-            let hub = &mut self.hubs.list[h as usize];
+        for &(h, _, _) in &self.cnsts[c as usize].reg.hubs {
             if !clean {
-                hub.unclean -= 1;
-            }
-            if offered && hub.cnst != c {
-                hub.offers.live -= 1;
+                self.hubs.list[h as usize].unclean -= 1;
             }
             self.hubs.mark_dirty(h);
         }
     }
 
-    /// Puts `c` back into its hubs' unclean counts and offers after a change.
+    /// Puts `c` back into its hubs' unclean counts after a change, and lowers their offer
+    /// floors to its offer.
     fn cnst_attach(&mut self, c: u32) {
         let clean = self.is_clean(c);
-        let cn = &mut self.cnsts[c as usize];
-        let offer = if cn.reg.hubs.is_empty() || cn.sharing != Sharing::Shared {
-            None
-        } else {
-            let usage = cn.reg.usage.value();
-            (usage > 0.0).then(|| cn.capacity / usage)
-        };
-        cn.reg.offered = offer.is_some();
-        let stamp = cn.reg.stamp;
-        for &(h, _) in &cn.reg.hubs {
+        let offer = self.offer(c);
+        for &(h, _, _) in &self.cnsts[c as usize].reg.hubs {
             let hub = &mut self.hubs.list[h as usize];
             if !clean {
                 hub.unclean += 1;
             }
-            if let Some(o) = offer {
-                if hub.cnst != c {
-                    hub.offers.push(o, c, stamp);
-                }
+            if hub.cnst != c {
+                hub.offer_floor = hub.offer_floor.min(offer);
             }
             self.hubs.mark_dirty(h);
         }
         self.count_changed(c);
+    }
+
+    /// C_c / Σ w/p of a tracked constraint (+∞ for a FATPIPE one or a zero usage: such a
+    /// constraint is unclean or never saturates first).
+    fn offer(&self, c: u32) -> f64 {
+        let cn = &self.cnsts[c as usize];
+        let usage = cn.reg.usage.value();
+        if cn.sharing == Sharing::Shared && usage > 0.0 {
+            cn.capacity / usage
+        } else {
+            f64::INFINITY
+        }
     }
 
     /// Adds (`sign = 1`) or removes (`-1`) variable `v`'s registration on each of its
@@ -418,20 +387,32 @@ impl System {
             match hub {
                 None if sign > 0 => reg.n_unhubbed += 1,
                 None => reg.n_unhubbed -= 1,
-                Some(h) => match reg.hubs.iter().position(|&(h2, _)| h2 == h) {
+                Some(h) => match reg.hubs.iter().position(|&(h2, _, _)| h2 == h) {
                     Some(i) if sign > 0 => reg.hubs[i].1 += 1,
                     Some(i) => {
                         reg.hubs[i].1 -= 1;
                         if reg.hubs[i].1 == 0 {
-                            reg.hubs.remove(i);
+                            let pos = reg.hubs[i].2;
+                            reg.hubs.swap_remove(i);
+                            if pos != u32::MAX {
+                                self.remove_neighbour(h, pos);
+                            }
                         }
                     }
                     None => {
                         debug_assert!(sign > 0, "unregistering a hub member never seen here");
-                        reg.hubs.push((h, 1));
+                        let hub = &mut self.hubs.list[h as usize];
+                        let pos = if hub.cnst == c {
+                            u32::MAX
+                        } else {
+                            hub.neighbours.push(c);
+                            hub.neighbours.len() as u32 - 1
+                        };
+                        reg.hubs.push((h, 1, pos));
                     }
                 },
             }
+            let reg = &mut self.cnsts[c as usize].reg;
             if !reg.tracked() || reg.n_active == 0 {
                 reg.usage = ExactSum::default();
             } else if !tracked {
@@ -458,6 +439,19 @@ impl System {
             }
         }
         self.cnsts[c as usize].reg.usage = sum;
+    }
+
+    /// Takes the neighbour at `pos` out of hub `h`'s list; the last one takes its place.
+    fn remove_neighbour(&mut self, h: u32, pos: u32) {
+        let list = &mut self.hubs.list[h as usize].neighbours;
+        list.swap_remove(pos as usize);
+        if let Some(&moved) = list.get(pos as usize) {
+            for e in self.cnsts[moved as usize].reg.hubs.iter_mut() {
+                if e.0 == h {
+                    e.2 = pos;
+                }
+            }
+        }
     }
 
     /// Registers active variable `v`: chooses its hub and counts it on its constraints.
@@ -492,13 +486,12 @@ impl System {
         reg.hub = hub;
         reg.penalty = p;
         reg.bp = bp;
-        reg.stamp = reg.stamp.wrapping_add(1);
         reg.in_group = false;
-        let stamp = reg.stamp;
         self.apply_registration(v, 1);
         if let Some(h) = hub {
             if let Some(bp) = bp {
-                self.hubs.list[h as usize].bounds.push(bp, v, stamp);
+                let hub = &mut self.hubs.list[h as usize];
+                hub.bound_floor = hub.bound_floor.min(bp);
             }
             self.hubs.mark_dirty(h);
             self.hubs.new_members.push(v);
@@ -516,12 +509,8 @@ impl System {
         if std::mem::take(&mut reg.in_group) && !removed {
             self.hubs.left.push(VarId(v));
         }
-        reg.stamp = reg.stamp.wrapping_add(1);
-        let (hub, bp) = (reg.hub, reg.bp);
+        let hub = reg.hub;
         if let Some(h) = hub {
-            if bp.is_some() {
-                self.hubs.list[h as usize].bounds.live -= 1;
-            }
             self.hubs.mark_dirty(h);
             self.hubs.mark_changed(h);
         }
@@ -572,7 +561,7 @@ impl System {
         }
         self.cnsts[c as usize].reg.hub = None;
         let hub = &mut self.hubs.list[h as usize];
-        debug_assert!(hub.offers.live == 0 && hub.bounds.live == 0 && hub.unclean == 0);
+        debug_assert!(hub.neighbours.is_empty() && hub.unclean == 0);
         hub.alive = false;
         hub.fast = false;
         self.hubs.free.push(h);
@@ -585,6 +574,7 @@ impl System {
     /// The share of hub `h` if the three conditions of the module doc hold.
     fn fast_share(&mut self, h: u32) -> Option<f64> {
         let hub = &self.hubs.list[h as usize];
+        let hub_cnst = hub.cnst;
         let cn = &self.cnsts[hub.cnst as usize];
         if hub.unclean != 0 || !self.is_clean(hub.cnst) || cn.reg.hubs[0].0 != h {
             return None;
@@ -598,23 +588,32 @@ impl System {
         if !(m.is_finite() && m > 0.0) {
             return None;
         }
-        let (cnsts, vars) = (&self.cnsts, &self.vars);
-        let offer_live = |c: u32, stamp: u32| {
-            let reg = &cnsts[c as usize].reg;
-            reg.stamp == stamp && reg.offered
-        };
-        let bound_live = |v: u32, stamp: u32| {
-            let reg = &vars[v as usize].reg;
-            reg.registered && reg.stamp == stamp && reg.hub == Some(h)
-        };
-        let hub = &mut self.hubs.list[h as usize];
-        hub.offers.purge(offer_live);
-        hub.bounds.purge(bound_live);
-        if hub.offers.min(offer_live).is_some_and(|o| o < m) {
-            return None;
+        if self.hubs.list[h as usize].bound_floor < m {
+            // Recompute the floor from the members (a departed member may have held it).
+            let mut floor = f64::INFINITY;
+            for &e in &self.cnsts[hub_cnst as usize].elems {
+                let reg = &self.vars[self.elems[e as usize].var as usize].reg;
+                if reg.registered && reg.hub == Some(h) {
+                    if let Some(bp) = reg.bp {
+                        floor = floor.min(bp);
+                    }
+                }
+            }
+            self.hubs.list[h as usize].bound_floor = floor;
+            if floor < m {
+                return None;
+            }
         }
-        if hub.bounds.min(bound_live).is_some_and(|bp| bp < m) {
-            return None;
+        if self.hubs.list[h as usize].offer_floor < m {
+            let floor = self.hubs.list[h as usize]
+                .neighbours
+                .iter()
+                .map(|&c| self.offer(c))
+                .fold(f64::INFINITY, f64::min);
+            self.hubs.list[h as usize].offer_floor = floor;
+            if floor < m {
+                return None;
+            }
         }
         Some(m)
     }
