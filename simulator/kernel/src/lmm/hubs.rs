@@ -37,11 +37,12 @@
 //! # Worked example
 //! Backbone B (C = 2.25e9 B/s) and private links up_i, down_i (1.25e8 B/s) of a 1024-host
 //! cluster; 4096 flows i→j in progress, each with weight 1 on up_i, B, down_j and 0.05 on up_j,
-//! B, down_i (cross-traffic), penalty p = 7.0e-4 s. Σ over B = 4096 × 1.05/p, so
-//! m = 2.25e9 × 7.0e-4 / 4300.8 = 366.2 and every flow gets m/p = 5.23e5 B/s. up_i carries 4 flows
-//! at weight 1 and 4 at 0.05: offer 1.25e8 × 7.0e-4 / 4.2 = 2.08e4 ≥ m, clean. A fifth flow
-//! i→k starting re-registers on its five constraints (counts, sums, floors), m becomes
-//! 2.25e9 × 7.0e-4 / 4301.85 and the check passes again: no other flow is looked at. The engine
+//! B, down_i (cross-traffic), penalty p = 600e-6 + 8775 × (2/1.25e8 + 1/2.25e9) = 7.443e-4 s.
+//! Σ over B = 4096 × 1.05/p, so m = 2.25e9 × 7.443e-4 / 4300.8 = 389.4 and every flow gets
+//! m/p = 2.25e9 / 4300.8 = 5.23e5 B/s. up_i carries 4 flows at weight 1 and 4 at 0.05: offer
+//! 1.25e8 × 7.443e-4 / 4.2 = 2.215e4 ≥ m, clean. A fifth flow i→k starting re-registers on its
+//! five constraints (counts, sums, floors), m becomes 2.25e9 × 7.443e-4 / 4301.85 and the check
+//! passes again: no other flow is looked at. The engine
 //! keeps the group's flows in one virtual time advancing at m (see `engine`), so their
 //! completion dates need no update either.
 
