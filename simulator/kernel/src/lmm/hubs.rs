@@ -311,14 +311,14 @@ impl System {
         cn.sharing == Sharing::Shared && cn.reg.n_unhubbed == 0 && cn.reg.hubs.len() == 1
     }
 
-    /// Takes `c` out of its hubs' unclean counts before a change.
+    /// Takes `c` out of its hubs' unclean counts before a change. (The hubs are marked dirty by
+    /// [`System::cnst_attach`], or by [`System::unregister`] for the one that leaves `c`.)
     fn cnst_detach(&mut self, c: u32) {
-        let clean = self.is_clean(c);
+        if self.is_clean(c) {
+            return;
+        }
         for &(h, _, _) in &self.cnsts[c as usize].reg.hubs {
-            if !clean {
-                self.hubs.list[h as usize].unclean -= 1;
-            }
-            self.hubs.mark_dirty(h);
+            self.hubs.list[h as usize].unclean -= 1;
         }
     }
 
