@@ -224,7 +224,7 @@ impl System {
                 self.vars[var.0 as usize].elems.push(id);
             }
         }
-        if weight > 0.0 || self.vars[var.0 as usize].penalty > 0.0 {
+        if self.vars[var.0 as usize].penalty > 0.0 {
             self.modified.push(cnst.0);
         }
     }
