@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Replay at cluster scale (issue 12): timeless vs SimGrid 3.32 from 16 to 65,536 ranks.
+
+    scaling.py [--workloads stencil,ring,alltoall,allreduce] [--platforms flat,fattree,torus]
+               [--ranks 16,64,256,1024,4096,16384,65536] [--repeat 3] [--simgrid-cap 600]
+               [--no-simgrid] [--timeless PATH] [--work DIR] [--keep] [--out DIR]
+
+For every (workload, platform, ranks) point it generates the traces (one file per rank, SimGrid
+3.32's TI format), then times SimGrid (`smpirun -replay`) and timeless (`timeless simulate`)
+alternately, SG TL SG TL ..., `--repeat` times each, every run through
+validation/calibration/priority.sh's `timed` (own autogroup at nice -19) under /usr/bin/time
+(peak RSS). SimGrid is skipped at a point once a smaller point of the same workload and platform
+took longer than `--simgrid-cap` seconds, or after its first run there exceeds the cap. Results:
+OUT/scaling.csv (one row per point and tool: medians), OUT/SCALING.md (tables, the issue's targets
+as PASS/FAIL lines), OUT/scaling.svg (actions/s vs ranks, both tools; needs matplotlib, skipped
+with a notice otherwise). OUT defaults to this directory; a run on a subset should use --out.
+
+Workloads (per rank and iteration; the platform has one host per rank, speed 1Gf, bw 125MBps,
+lat 50us; `flat` adds a 2.25GBps / 500us backbone, `fattree` and `torus` are SimGrid
+`<cluster topology=...>` as in stencil_gen.py):
+  stencil   stencil_gen.py's 2D periodic stencil (4 x 40 kB exchanges, waitall, allreduce / 10)
+  ring      compute 1e6; send 10000 B to r+1 and receive from r-1 (even ranks send first)
+  alltoall  compute 1e6; alltoall of 1000 B per peer
+  allreduce compute 1e6; allreduce of 8 doubles with 1e3 flops
+Iterations are chosen per workload and rank count (ITERATIONS below) so that a point stays
+within minutes; the 65,536-rank stencil runs 10 iterations, as the issue asks.
+"""
+
+import argparse
+import csv
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import stencil_gen  # noqa: E402
+
+PRIORITY = os.path.join(ROOT, "validation", "calibration", "priority.sh")
+
+def stencil_iterations(n):
+    """Stencil iterations: 65536/n up to 1024 ranks, 100 at 1024, 50 at 4096, 10 above."""
+    if n >= 16384:
+        return 10
+    if n >= 4096:
+        return 50
+    if n >= 1024:
+        return 100
+    return max(100, 65536 // n)
+
+
+# iterations[workload](ranks): about 0.5-2 M actions up to 4096 ranks for the point-to-point
+# workloads; collectives expand to O(N log N) (allreduce) or O(N^2) (alltoall) messages.
+ITERATIONS = {
+    "stencil": stencil_iterations,
+    "ring": lambda n: max(10, 1_000_000 // (3 * n)),
+    "alltoall": lambda n: max(2, min(200, 4_000_000 // (n * n))),
+    "allreduce": lambda n: max(10, 500_000 // (2 * n)),
+}
+
+
+def generate(workload, n, iters, out, topology):
+    """Writes the point's traces, list, platform and hostfile; returns the action count."""
+    if workload == "stencil":
+        return stencil_gen.write_stencil(n, iters, out, topology)
+    os.makedirs(out, exist_ok=True)
+    total = 0
+    paths = []
+    for r in range(n):
+        if workload == "ring":
+            send = f"{r} send {(r + 1) % n} 0 10000\n"
+            recv = f"{r} recv {(r - 1) % n} 0 10000\n"
+            block = f"{r} compute 1e6\n" + (send + recv if r % 2 == 0 else recv + send)
+        elif workload == "alltoall":
+            block = f"{r} compute 1e6\n{r} alltoall 1000 1000\n"
+        else:
+            block = f"{r} compute 1e6\n{r} allreduce 8 1e3\n"
+        path = os.path.join(out, f"rank-{r}.txt")
+        with open(path, "w") as f:
+            f.write(f"{r} init\n" + block * iters + f"{r} finalize\n")
+        total += 2 + block.count("\n") * iters
+        paths.append(path)
+    stencil_gen.write_list(out, paths)
+    stencil_gen.write_platform(out, n, topology)
+    return total
+
+
+def timed_run(cmd, cwd, log, timeout):
+    """Runs cmd through `timed` under /usr/bin/time; returns (wall s, peak KiB, stdout, stderr,
+    ok)."""
+    tfile = log + ".time"
+    shell = (f'. "{PRIORITY}"; timed /usr/bin/time -o "{tfile}" -f "%M" '
+             + " ".join(f"'{c}'" for c in cmd))
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(["bash", "-c", shell], cwd=cwd, capture_output=True, text=True,
+                           timeout=timeout)
+        ok = p.returncode == 0
+        out, err = p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        ok, out, err = False, "", f"timeout after {timeout} s\n{e.stderr or ''}"
+    wall = time.perf_counter() - t0
+    rss = None
+    try:
+        rss = int(open(tfile).read().split()[-1])
+    except (OSError, ValueError, IndexError):
+        pass
+    with open(log, "w") as f:
+        f.write(out + "\n---- stderr ----\n" + (err if isinstance(err, str) else ""))
+    return wall, rss, out, err if isinstance(err, str) else "", ok
+
+
+def simgrid_time(err):
+    t = None
+    for line in err.splitlines():
+        if "Simulation time" in line and line.startswith("["):
+            t = line[1:line.index("]")]
+    return t
+
+
+def timeless_time(out):
+    for line in out.splitlines():
+        if line.startswith("Simulated time:"):
+            return line.split()[2]
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workloads", default="stencil,ring,alltoall,allreduce")
+    ap.add_argument("--platforms", default="flat,fattree,torus")
+    ap.add_argument("--ranks", default="16,64,256,1024,4096,16384,65536")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--simgrid-cap", type=float, default=600.0)
+    ap.add_argument("--timeless-cap", type=float, default=3600.0)
+    ap.add_argument("--no-simgrid", action="store_true")
+    ap.add_argument("--timeless", default=os.path.join(ROOT, "target", "release", "timeless"))
+    ap.add_argument("--work", default=os.path.join(HERE, "work", "scaling"))
+    ap.add_argument("--out", default=HERE)
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args()
+    if not os.access(a.timeless, os.X_OK):
+        sys.exit(f"scaling.py: {a.timeless} is not executable: cargo build --release first")
+    simgrid = not a.no_simgrid and shutil.which("smpirun") is not None
+    if not a.no_simgrid and not simgrid:
+        print("NOTICE: smpirun not found: SimGrid columns skipped")
+    # 65,536 per-rank files are opened at once by SimGrid and timeless.
+    try:
+        import resource
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = max(soft, 140_000)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard) if hard > 0 else want, hard))
+    except (ValueError, OSError) as e:
+        print(f"NOTICE: could not raise the open-file limit ({e}); large points may fail")
+    commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    rows = []
+    for workload in a.workloads.split(","):
+        for platform in a.platforms.split(","):
+            sg_over_cap = not simgrid
+            for n in map(int, a.ranks.split(",")):
+                if workload == "stencil" and math.isqrt(n) ** 2 != n:
+                    continue
+                iters = ITERATIONS[workload](n)
+                d = os.path.join(a.work, f"{workload}-{platform}-{n}")
+                shutil.rmtree(d, ignore_errors=True)
+                actions = generate(workload, n, iters, d, platform)
+                print(f"== {workload} {platform} {n} ranks, {iters} iterations, {actions} actions",
+                      flush=True)
+                tl_cmd = [a.timeless, "simulate", "list.txt", "--platform", "platform.xml",
+                          "--hostfile", "hostfile", "-n", str(n)]
+                sg_cmd = ["smpirun", "-np", str(n), "-platform", "platform.xml", "-hostfile",
+                          "hostfile", "-replay", "list.txt", "--log=root.fmt:[%.12r]%e%m%n"]
+                runs = {"simgrid": [], "timeless": []}
+                sims = {"simgrid": None, "timeless": None}
+                for i in range(a.repeat):
+                    if not sg_over_cap:
+                        w, rss, out, err, ok = timed_run(sg_cmd, d, os.path.join(d, f"sg{i}.log"),
+                                                         a.simgrid_cap)
+                        t = simgrid_time(err) if ok else None
+                        if ok and t:
+                            runs["simgrid"].append((w, rss))
+                            sims["simgrid"] = t
+                        if not ok or w > a.simgrid_cap:
+                            print(f"   SimGrid over the cap ({a.simgrid_cap:.0f} s) or failed:"
+                                  " not run at larger points", flush=True)
+                            sg_over_cap = True
+                    w, rss, out, err, ok = timed_run(tl_cmd, d, os.path.join(d, f"tl{i}.log"),
+                                                     a.timeless_cap)
+                    t = timeless_time(out) if ok else None
+                    if ok and t:
+                        runs["timeless"].append((w, rss))
+                        sims["timeless"] = t
+                    else:
+                        print(f"   timeless failed: see {d}/tl{i}.log", flush=True)
+                        break
+                for tool in ("simgrid", "timeless"):
+                    if not runs[tool]:
+                        continue
+                    wall = statistics.median(r[0] for r in runs[tool])
+                    rss = max((r[1] or 0) for r in runs[tool])
+                    rows.append({
+                        "workload": workload, "platform": platform, "ranks": n,
+                        "iterations": iters, "actions": actions, "tool": tool,
+                        "runs": len(runs[tool]), "wall_s": f"{wall:.4f}",
+                        "actions_per_s": f"{actions / wall:.0f}",
+                        "peak_mib": f"{rss / 1024:.1f}", "sim_time_s": sims[tool],
+                    })
+                    print(f"   {tool:8s}: median {wall:.3f} s over {len(runs[tool])} runs, "
+                          f"{actions / wall:,.0f} actions/s, peak {rss / 1024:.0f} MiB, "
+                          f"simulated {sims[tool]} s", flush=True)
+                if not a.keep:
+                    shutil.rmtree(d, ignore_errors=True)
+                write_outputs(rows, a.out, commit)
+    write_outputs(rows, a.out, commit, final=True)
+
+
+def write_outputs(rows, out, commit, final=False):
+    os.makedirs(out, exist_ok=True)
+    fields = ["workload", "platform", "ranks", "iterations", "actions", "tool", "runs", "wall_s",
+              "actions_per_s", "peak_mib", "sim_time_s"]
+    with open(os.path.join(out, "scaling.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    if final:
+        subprocess.run([sys.executable, os.path.join(HERE, "scaling_report.py"),
+                        os.path.join(out, "scaling.csv"), out, commit], check=False)
+
+
+if __name__ == "__main__":
+    main()
