@@ -96,12 +96,14 @@ def timed_run(cmd, cwd, log, timeout):
     """Runs cmd through `timed` under /usr/bin/time; returns (wall s, peak KiB, stdout, stderr,
     ok)."""
     tfile = log + ".time"
+    # `timeout` signals its whole process group, so SimGrid's smpimain (a grandchild of smpirun)
+    # dies with it; python's own timeout is a last resort.
     shell = (f'. "{PRIORITY}"; timed /usr/bin/time -o "{tfile}" -f "%M" '
-             + " ".join(f"'{c}'" for c in cmd))
+             f'timeout -k 5 {int(timeout)} ' + " ".join(f"'{c}'" for c in cmd))
     t0 = time.perf_counter()
     try:
         p = subprocess.run(["bash", "-c", shell], cwd=cwd, capture_output=True, text=True,
-                           timeout=timeout)
+                           timeout=timeout + 60)
         ok = p.returncode == 0
         out, err = p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:

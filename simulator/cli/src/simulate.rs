@@ -57,6 +57,10 @@ pub struct SimulateArgs {
     /// Re-solve the whole max-min system at every event (slow reference mode, for checking).
     #[arg(long, hide = true)]
     pub full_solve: bool,
+    /// Parse the traces on the replay's own thread instead of a background decoder thread (the
+    /// default when the machine has more than one core and there are several ranks).
+    #[arg(long)]
+    pub no_decode_ahead: bool,
 }
 
 /// The bundled example: a trace of validation/programs/ring on the seed's Figure 5 cluster.
@@ -203,6 +207,19 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     let trace_set: &dyn timeless_trace::TraceSet = match &compensated {
         Some(c) => c,
         None => &*traces,
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let ahead = if !args.no_decode_ahead && cores > 1 && placement.len() > 1 {
+        Some(input(timeless_trace::DecodeAhead::new(
+            trace_set,
+            placement.len() as u32,
+        ))?)
+    } else {
+        None
+    };
+    let trace_set: &dyn timeless_trace::TraceSet = match &ahead {
+        Some(a) => a,
+        None => trace_set,
     };
     let mut sim = input(Simulation::new(&platform, &placement, trace_set, cfg))?;
     sim.set_full_solve(args.full_solve);

@@ -19,9 +19,8 @@
 //! opens each rank through it and reads compensated actions, streamed; the amounts removed are
 //! read back per rank after the run.
 
-use std::cell::Cell;
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use timeless_trace::{Action, ActionStream, Event, Rank, TraceError, TraceSet};
 
@@ -108,7 +107,7 @@ impl BurstCompensator {
 pub struct CompensatedStream {
     inner: Box<dyn ActionStream>,
     comp: BurstCompensator,
-    account: Rc<Cell<BurstAccount>>,
+    account: Arc<Mutex<BurstAccount>>,
 }
 
 impl CompensatedStream {
@@ -116,7 +115,7 @@ impl CompensatedStream {
     pub fn new(
         inner: Box<dyn ActionStream>,
         comp: BurstCompensator,
-        account: Rc<Cell<BurstAccount>>,
+        account: Arc<Mutex<BurstAccount>>,
     ) -> Self {
         CompensatedStream {
             inner,
@@ -131,7 +130,7 @@ impl ActionStream for CompensatedStream {
         let mut ev = self.inner.next_event()?;
         if let Some(e) = &mut ev {
             self.comp.apply(&mut e.action);
-            self.account.set(self.comp.account());
+            *self.account.lock().unwrap_or_else(|e| e.into_inner()) = self.comp.account();
         }
         Ok(ev)
     }
@@ -150,7 +149,7 @@ impl ActionStream for CompensatedStream {
 pub struct CompensatedTrace<'t> {
     inner: &'t dyn TraceSet,
     per_rank: Vec<(f64, f64)>,
-    accounts: Vec<Rc<Cell<BurstAccount>>>,
+    accounts: Vec<Arc<Mutex<BurstAccount>>>,
 }
 
 impl<'t> CompensatedTrace<'t> {
@@ -164,14 +163,17 @@ impl<'t> CompensatedTrace<'t> {
             .collect();
         CompensatedTrace {
             inner,
-            accounts: per_rank.iter().map(|_| Rc::default()).collect(),
+            accounts: per_rank.iter().map(|_| Arc::default()).collect(),
             per_rank,
         }
     }
 
     /// What was removed from each rank's bursts (one entry per rank of the metadata).
     pub fn accounts(&self) -> Vec<BurstAccount> {
-        self.accounts.iter().map(|a| a.get()).collect()
+        self.accounts
+            .iter()
+            .map(|a| *a.lock().unwrap_or_else(|e| e.into_inner()))
+            .collect()
     }
 }
 
@@ -180,8 +182,8 @@ impl TraceSet for CompensatedTrace<'_> {
         let inner = self.inner.open_stream(rank, nranks)?;
         match self.per_rank.get(rank as usize) {
             Some(&(o, s)) => {
-                let account = Rc::clone(&self.accounts[rank as usize]);
-                account.set(BurstAccount::default());
+                let account = Arc::clone(&self.accounts[rank as usize]);
+                *account.lock().unwrap_or_else(|e| e.into_inner()) = BurstAccount::default();
                 Ok(Box::new(CompensatedStream::new(
                     inner,
                     BurstCompensator::new(o, s),

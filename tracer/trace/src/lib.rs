@@ -6,6 +6,7 @@
 //! by line. It knows nothing of MPI or of the simulator.
 
 pub mod action;
+pub mod ahead;
 pub mod datatype;
 pub mod error;
 pub mod parse;
@@ -13,6 +14,7 @@ pub mod reader;
 pub mod stream;
 
 pub use action::{Action, CommId, Rank, RecvCount, RequestKey, WORLD};
+pub use ahead::DecodeAhead;
 pub use datatype::Datatype;
 pub use error::{TraceError, TraceErrorKind};
 pub use parse::{parse_line, parse_line_in, Dialect, Record};

@@ -22,8 +22,9 @@ pub struct Event {
     pub location: u64,
 }
 
-/// A rank's actions in trace order.
-pub trait ActionStream {
+/// A rank's actions in trace order. `Send`, so that a stream can be decoded on another thread
+/// ([`crate::DecodeAhead`]).
+pub trait ActionStream: Send {
     /// The next action, or `None` at the end of the rank's trace.
     ///
     /// # Errors
