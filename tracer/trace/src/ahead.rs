@@ -11,7 +11,8 @@
 //! Each rank's events come out in trace order, errors included (an error ends its stream, as it
 //! would end a direct read), so a replay through `DecodeAhead` is identical to a direct one.
 //!
-//! Example: 1024 ranks give batches of 64 events, at most 2 per rank: 131,072 events in flight.
+//! Example: 1024 ranks give batches of 512 events, at most 2 per rank: 1 M events in flight;
+//! 65,536 ranks batches of 16 (the minimum), 2 M events.
 //! The decoder fills every queue once at start-up, then refills whichever the replay drains.
 
 use std::collections::VecDeque;
@@ -26,7 +27,7 @@ use crate::stream::{ActionStream, Event, TraceSet};
 /// Batches kept ready per rank.
 pub const DEPTH: usize = 2;
 /// Events kept ready over all ranks, roughly (batches hold at least 16 and at most 1024).
-pub const BUDGET_EVENTS: usize = 1 << 17;
+pub const BUDGET_EVENTS: usize = 1 << 20;
 
 type Item = Result<Event, TraceError>;
 
