@@ -196,26 +196,27 @@ def main():
                           "hostfile", "-replay", "list.txt", "--log=root.fmt:[%.12r]%e%m%n"]
                 runs = {"simgrid": [], "timeless": []}
                 sims = {"simgrid": None, "timeless": None}
+
+                def run(tool, cmd, cap, read_time, i):
+                    """One timed run; records it and returns whether it succeeded in time."""
+                    w, rss, out, err, ok = timed_run(cmd, d, os.path.join(d, f"{tool}{i}.log"),
+                                                     cap)
+                    t = read_time(out, err) if ok else None
+                    if ok and t and w <= cap:
+                        runs[tool].append((w, rss))
+                        sims[tool] = t
+                        return True
+                    return False
+
                 for i in range(a.repeat):
-                    if not sg_over_cap:
-                        w, rss, out, err, ok = timed_run(sg_cmd, d, os.path.join(d, f"sg{i}.log"),
-                                                         a.simgrid_cap)
-                        t = simgrid_time(err) if ok else None
-                        if ok and t:
-                            runs["simgrid"].append((w, rss))
-                            sims["simgrid"] = t
-                        if not ok or w > a.simgrid_cap:
-                            print(f"   SimGrid over the cap ({a.simgrid_cap:.0f} s) or failed:"
-                                  " not run at larger points", flush=True)
-                            sg_over_cap = True
-                    w, rss, out, err, ok = timed_run(tl_cmd, d, os.path.join(d, f"tl{i}.log"),
-                                                     a.timeless_cap)
-                    t = timeless_time(out) if ok else None
-                    if ok and t:
-                        runs["timeless"].append((w, rss))
-                        sims["timeless"] = t
-                    else:
-                        print(f"   timeless failed: see {d}/tl{i}.log", flush=True)
+                    if not sg_over_cap and not run("simgrid", sg_cmd, a.simgrid_cap,
+                                                   lambda o, e: simgrid_time(e), i):
+                        print(f"   SimGrid over the cap ({a.simgrid_cap:.0f} s) or failed:"
+                              " not run at larger points", flush=True)
+                        sg_over_cap = True
+                    if not run("timeless", tl_cmd, a.timeless_cap,
+                               lambda o, e: timeless_time(o), i):
+                        print(f"   timeless failed: see {d}/timeless{i}.log", flush=True)
                         break
                 for tool in ("simgrid", "timeless"):
                     if not runs[tool]:

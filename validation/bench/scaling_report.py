@@ -100,7 +100,7 @@ def main():
         if tl.get(64) and tl.get(4096):
             r = float(tl[4096]["actions_per_s"]) / float(tl[64]["actions_per_s"])
             target(f"{workload} on {plat}: actions/s at 4096 ranks / at 64 ranks", r, 0.5,
-                   "{:.2f}")
+                   "{:.3f}")
     big = points.get(("stencil", "flat", 65536), {}).get("timeless")
     if big:
         mib = float(big["peak_mib"])
@@ -121,6 +121,8 @@ def main():
         return
     plats = sorted({k[1] for k in points})
     fig, axes = plt.subplots(1, len(plats), figsize=(5 * len(plats), 4), squeeze=False)
+    workloads = sorted({k[0] for k in points})
+    colour = {w: f"C{i}" for i, w in enumerate(workloads)}
     for ax, plat in zip(axes[0], plats):
         for (workload, pl), keys in groups.items():
             if pl != plat:
@@ -129,7 +131,7 @@ def main():
                 xs = [k[2] for k in keys if tool in points[k]]
                 ys = [float(points[k][tool]["actions_per_s"]) for k in keys if tool in points[k]]
                 if xs:
-                    ax.plot(xs, ys, style, label=f"{workload} ({tool})")
+                    ax.plot(xs, ys, style, color=colour[workload], label=f"{workload} ({tool})")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("ranks")
