@@ -28,8 +28,10 @@ use super::full::RouteNames;
 use super::insert_links_front;
 use crate::zone::{Gateways, LocalRoute, NpId, Zone};
 use crate::{LinkId, Platform};
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap};
+use ordered_float::OrderedFloat;
+use priority_queue::PriorityQueue;
+use std::cmp::Reverse;
+use std::collections::HashMap;
 
 /// The route graph of a Dijkstra zone.
 #[derive(Debug, Clone, Default)]
@@ -42,29 +44,11 @@ pub(crate) struct DijkstraRouting {
     out_edges: Vec<Vec<(usize, LocalRoute)>>,
 }
 
-/// Heap entry ordered as `std::priority_queue<pair<double, ulong>, ..., std::greater<>>`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Entry {
-    cost: f64,
-    node: usize,
-}
-
-impl Eq for Entry {}
-
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap and we want the smallest (cost, node) first.
-        other
-            .cost
-            .total_cmp(&self.cost)
-            .then_with(|| other.node.cmp(&self.node))
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
+/// Queue priority of a node: SimGrid's `std::priority_queue<pair<double, ulong>, ...,
+/// std::greater<>>` pops the smallest `(cost as double, node)` first, so the priority is its
+/// reverse.
+fn priority(cost: u64, node: usize) -> Reverse<(OrderedFloat<f64>, usize)> {
+    Reverse((OrderedFloat(cost as f64), node))
 }
 
 impl DijkstraRouting {
@@ -148,29 +132,31 @@ impl DijkstraRouting {
     }
 
     /// Predecessor array of a Dijkstra run from `src_node`, with SimGrid's arithmetic.
+    ///
+    /// SimGrid pushes every node (cost `ULONG_MAX`, the source 0) into a heap without
+    /// decrease-key and pushes a node again whenever its cost drops, popping the stale entries
+    /// too. A stale entry pops after the node's newer, cheaper one and relaxes with the node's
+    /// current cost, which finds nothing new (`candidate < cost` is strict), so a queue with
+    /// decrease-key (`priority-queue`'s `push_increase`: update if queued, push again if already
+    /// popped) pops the same nodes in the same order and ends with the same predecessors,
+    /// wrap-around quirk included (checked against the heap version by a property test).
     fn predecessors(&self, src_node: usize) -> Vec<usize> {
         let nr_nodes = self.vertex_of_node.len();
         let mut cost = vec![u64::MAX; nr_nodes];
         let mut pred = vec![0usize; nr_nodes];
         cost[src_node] = 0;
-        let mut heap = BinaryHeap::with_capacity(nr_nodes);
+        let mut queue = PriorityQueue::with_capacity(nr_nodes);
         for (node, &c) in cost.iter().enumerate() {
-            heap.push(Entry {
-                cost: c as f64,
-                node,
-            });
+            queue.push(node, priority(c, node));
         }
-        while let Some(Entry { node: v, .. }) = heap.pop() {
+        while let Some((v, _)) = queue.pop() {
             for (u, route) in &self.out_edges[v] {
                 let cost_v_u = route.links.len() as u64;
                 let candidate = cost_v_u.wrapping_add(cost[v]);
                 if candidate < cost[*u] {
                     pred[*u] = v;
                     cost[*u] = candidate;
-                    heap.push(Entry {
-                        cost: candidate as f64,
-                        node: *u,
-                    });
+                    queue.push_increase(*u, priority(candidate, *u));
                 }
             }
         }
@@ -242,5 +228,100 @@ impl DijkstraRouting {
             gateways.dst = first_gw;
         }
         Ok(gateways)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::cmp::Ordering;
+    use std::collections::BinaryHeap;
+
+    /// SimGrid 3.32's loop as written (`DijkstraZone::get_local_route`): a binary heap without
+    /// decrease-key whose stale entries are popped and relaxed too.
+    fn heap_predecessors(out_edges: &[Vec<(usize, u64)>], src: usize) -> Vec<usize> {
+        #[derive(PartialEq)]
+        struct Entry(f64, usize);
+        impl Eq for Entry {}
+        impl Ord for Entry {
+            fn cmp(&self, o: &Self) -> Ordering {
+                o.0.total_cmp(&self.0).then_with(|| o.1.cmp(&self.1))
+            }
+        }
+        impl PartialOrd for Entry {
+            fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+                Some(self.cmp(o))
+            }
+        }
+        let n = out_edges.len();
+        let mut cost = vec![u64::MAX; n];
+        let mut pred = vec![0usize; n];
+        cost[src] = 0;
+        let mut heap: BinaryHeap<Entry> = (0..n).map(|v| Entry(cost[v] as f64, v)).collect();
+        while let Some(Entry(_, v)) = heap.pop() {
+            for &(u, c) in &out_edges[v] {
+                let candidate = c.wrapping_add(cost[v]);
+                if candidate < cost[u] {
+                    pred[u] = v;
+                    cost[u] = candidate;
+                    heap.push(Entry(candidate as f64, u));
+                }
+            }
+        }
+        pred
+    }
+
+    fn routing(out_edges: &[Vec<(usize, u64)>]) -> DijkstraRouting {
+        DijkstraRouting {
+            node_of_vertex: (0..out_edges.len()).map(|v| (v, v)).collect(),
+            vertex_of_node: (0..out_edges.len()).collect(),
+            out_edges: out_edges
+                .iter()
+                .map(|es| {
+                    es.iter()
+                        .map(|&(u, c)| {
+                            let route = LocalRoute {
+                                links: vec![LinkId(0); c as usize],
+                                gw_src: None,
+                                gw_dst: None,
+                            };
+                            (u, route)
+                        })
+                        .collect()
+                })
+                .collect(),
+        }
+    }
+
+    /// Hand case of the wrap-around quirk: 0 → 1 (one link); 2 and 3 are unreachable, with
+    /// 2 → 3 (two links) and 3 → 1 (one link). Pops: 0 (cost 0) relaxes 1 to 1; 1 (cost 1);
+    /// then the unreachable 2 (ULONG_MAX) relaxes 3 to ULONG_MAX + 2 = 1; 3 (cost 1) relaxes 1
+    /// to 1 + 1 = 2, not below 1: predecessors [0, 0, 0, 2].
+    #[test]
+    fn unreachable_nodes_wrap_around_as_in_simgrid() {
+        let edges = vec![vec![(1, 1)], vec![], vec![(3, 2)], vec![(1, 1)]];
+        assert_eq!(routing(&edges).predecessors(0), vec![0, 0, 0, 2]);
+        assert_eq!(heap_predecessors(&edges, 0), vec![0, 0, 0, 2]);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The decrease-key queue gives the predecessors of SimGrid's heap loop on random
+        /// graphs (edges of 0..3 links, unreachable parts, self-edges, parallel edges).
+        #[test]
+        fn decrease_key_equals_simgrids_heap(
+            n in 1usize..10,
+            raw in proptest::collection::vec((0usize..10, 0usize..10, 0u64..4), 0..30),
+            src in 0usize..10,
+        ) {
+            let mut edges = vec![Vec::new(); n];
+            for (a, b, c) in raw {
+                edges[a % n].push((b % n, c));
+            }
+            let src = src % n;
+            prop_assert_eq!(routing(&edges).predecessors(src), heap_predecessors(&edges, src));
+        }
     }
 }
