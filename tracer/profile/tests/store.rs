@@ -133,7 +133,7 @@ fn round_trip_and_views() {
 #[test]
 fn balance_violation_is_reported() {
     let mut p = sample(1.0);
-    p.rows.retain(|r| !(r.op == "MPI_Recv"));
+    p.rows.retain(|r| r.op != "MPI_Recv");
     let v = check::p2p_balance(&p);
     assert_eq!(v.len(), 1);
     assert_eq!(
