@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::bucket;
-use crate::model::{Profile, Row, RunMeta, Stats};
+use crate::model::{LocalComm, Profile, Row, RunMeta, Stats};
 use crate::naming::{name_all, Child, Event, Kind, NamingError, RankLog};
 
 /// A cell's key.
@@ -250,10 +250,23 @@ pub fn assemble(meta: RunMeta, parts: &[RankPart]) -> Result<Profile, AssembleEr
             });
         }
     }
+    let mut locals = Vec::new();
+    for (r, map) in naming.local.iter().enumerate() {
+        for (&local, &g) in map {
+            if local != 0 {
+                locals.push(LocalComm {
+                    rank: r as u32,
+                    local,
+                    comm: naming.comms[g].name.clone(),
+                });
+            }
+        }
+    }
     let mut p = Profile {
         meta,
         comms: naming.comms,
         rows,
+        locals,
     };
     p.sort_rows();
     Ok(p)

@@ -35,5 +35,5 @@ pub mod store;
 pub mod view;
 pub mod volume;
 
-pub use model::{Communicator, Profile, Row, RunMeta, Source, Stats};
+pub use model::{Communicator, LocalComm, Profile, Row, RunMeta, Source, Stats};
 pub use store::StoreError;

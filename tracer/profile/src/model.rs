@@ -146,6 +146,18 @@ impl Row {
     }
 }
 
+/// A rank's own id of a communicator (the `comm=<id>` of its trace records) and the name it
+/// stands for: how a replay of the trace finds the measured run's names.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LocalComm {
+    /// World rank.
+    pub rank: u32,
+    /// The rank's id (0 is `W`).
+    pub local: u32,
+    /// The communicator's name.
+    pub comm: String,
+}
+
 /// A whole profile: what one database holds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Profile {
@@ -155,6 +167,8 @@ pub struct Profile {
     pub comms: Vec<Communicator>,
     /// Rows sorted by (communicator index, operation, rank, bucket).
     pub rows: Vec<Row>,
+    /// Each rank's ids of its communicators other than `W`, sorted by (rank, local id).
+    pub locals: Vec<LocalComm>,
 }
 
 impl Profile {
@@ -185,5 +199,6 @@ impl Profile {
                 .then(a.bucket.cmp(&b.bucket))
         });
         self.rows = keyed.into_iter().map(|(_, r)| r).collect();
+        self.locals.sort_by_key(|l| (l.rank, l.local));
     }
 }

@@ -15,6 +15,8 @@
 //!                   bytes_sent INTEGER NOT NULL, bytes_recv INTEGER NOT NULL,
 //!                   time_sum REAL NOT NULL, time_min REAL NOT NULL, time_max REAL NOT NULL,
 //!                   PRIMARY KEY (comm, op, rank, bucket));
+//! CREATE TABLE rank_comms (rank INTEGER NOT NULL, local INTEGER NOT NULL,  -- the trace's
+//!                   comm INTEGER NOT NULL, PRIMARY KEY (rank, local));   -- comm=<local>
 //! ```
 //!
 //! Times are seconds (wall or simulated, see `run.source`), bytes are bytes, `bucket` is
@@ -159,7 +161,9 @@ fn write_at(path: &Path, p: &Profile) -> Result<(), StoreError> {
          CREATE TABLE profile (comm INTEGER NOT NULL, op TEXT NOT NULL, rank INTEGER NOT NULL,
              bucket INTEGER NOT NULL, calls INTEGER NOT NULL, bytes_sent INTEGER NOT NULL,
              bytes_recv INTEGER NOT NULL, time_sum REAL NOT NULL, time_min REAL NOT NULL,
-             time_max REAL NOT NULL, PRIMARY KEY (comm, op, rank, bucket));"
+             time_max REAL NOT NULL, PRIMARY KEY (comm, op, rank, bucket));
+         CREATE TABLE rank_comms (rank INTEGER NOT NULL, local INTEGER NOT NULL,
+             comm INTEGER NOT NULL, PRIMARY KEY (rank, local));"
     ))
     .map_err(&e)?;
     let tx = conn.transaction().map_err(&e)?;
@@ -220,6 +224,20 @@ fn write_at(path: &Path, p: &Profile) -> Result<(), StoreError> {
                     s.time_max_secs
                 ])
                 .map_err(&e)?;
+        }
+        let mut l_stmt = tx
+            .prepare("INSERT INTO rank_comms VALUES (?1, ?2, ?3)")
+            .map_err(&e)?;
+        for (i, l) in p.locals.iter().enumerate() {
+            let Some(&comm) = ids.get(l.comm.as_str()) else {
+                return Err(StoreError::Invalid {
+                    path: path.to_path_buf(),
+                    table: "rank_comms",
+                    row: i as i64,
+                    what: format!("communicator {} is not in the profile", l.comm),
+                });
+            };
+            l_stmt.execute(params![l.rank, l.local, comm]).map_err(&e)?;
         }
     }
     tx.commit().map_err(&e)?;
@@ -488,7 +506,49 @@ pub fn read(path: &Path) -> Result<Profile, StoreError> {
             });
         }
     }
-    let mut p = Profile { meta, comms, rows };
+    let mut locals = Vec::new();
+    {
+        let mut st = conn
+            .prepare("SELECT rowid, rank, local, comm FROM rank_comms ORDER BY rank, local")
+            .map_err(&e)?;
+        let it = st
+            .query_map([], |r| {
+                Ok([
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                ])
+            })
+            .map_err(&e)?;
+        for row in it {
+            let [rowid, rank, local, comm] = row.map_err(&e)?;
+            let c = usize::try_from(comm)
+                .ok()
+                .and_then(|c| comms.get(c))
+                .ok_or_else(|| {
+                    invalid("rank_comms", rowid, format!("unknown communicator {comm}"))
+                })?;
+            if !(0..i64::from(ranks)).contains(&rank) || u32::try_from(local).is_err() {
+                return Err(invalid(
+                    "rank_comms",
+                    rowid,
+                    format!("rank {rank}, local id {local}"),
+                ));
+            }
+            locals.push(crate::model::LocalComm {
+                rank: rank as u32,
+                local: local as u32,
+                comm: c.name.clone(),
+            });
+        }
+    }
+    let mut p = Profile {
+        meta,
+        comms,
+        rows,
+        locals,
+    };
     p.sort_rows();
     Ok(p)
 }

@@ -57,6 +57,21 @@ fn round_trip_and_views() {
     // split on W, everyone in 1 communicator: W_s1.0 and W_s1.2.
     let names: Vec<&str> = p.comms.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["W", "W_s1.0", "W_s1.2"]);
+    // Each rank's local 1 is its half.
+    let l: Vec<(u32, u32, &str)> = p
+        .locals
+        .iter()
+        .map(|l| (l.rank, l.local, l.comm.as_str()))
+        .collect();
+    assert_eq!(
+        l,
+        [
+            (0, 1, "W_s1.0"),
+            (1, 1, "W_s1.0"),
+            (2, 1, "W_s1.2"),
+            (3, 1, "W_s1.2")
+        ]
+    );
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("prof.db");
     store::write(&db, &p).unwrap();
