@@ -8,6 +8,7 @@ mod calibrate;
 mod compensate;
 mod compress;
 mod output;
+mod profile;
 mod simulate;
 mod trace;
 mod validate;
@@ -42,6 +43,9 @@ enum Command {
     Stats(compress::StatsArgs),
     /// Predicted vs measured run time of an MPI program: `timeless validate -n 2,4 -- ./app`.
     Validate(validate::ValidateArgs),
+    /// Read communicator-centric profiles (mpisee-through): `timeless profile run.db`,
+    /// `timeless profile diff measured.db simulated.db`.
+    Profile(profile::ProfileArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         Command::Decompress(args) => compress::run_decompress(args),
         Command::Stats(args) => compress::run_stats(args),
         Command::Validate(args) => validate::run(args),
+        Command::Profile(args) => profile::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -61,6 +61,14 @@ pub struct SimulateArgs {
     /// default when the machine has more than one core and there are several ranks).
     #[arg(long)]
     pub no_decode_ahead: bool,
+    /// Write the replay's communicator-centric profile (simulated seconds per communicator,
+    /// operation, rank and size bucket; SQLite, `timeless profile` reads it).
+    #[arg(long, value_name = "OUT.db")]
+    pub profile: Option<PathBuf>,
+    /// A measured profile of the traced run whose communicator names the simulated profile
+    /// takes (default: `profile.db` next to the trace, when there is one).
+    #[arg(long, value_name = "DB", requires = "profile")]
+    pub profile_names: Option<PathBuf>,
 }
 
 /// The bundled example: a trace of validation/programs/ring on the seed's Figure 5 cluster.
@@ -228,7 +236,14 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         None => None,
     };
     let mut observer = Progress::new(timeline);
-    let result = sim.run(&mut observer);
+    let mut recorder = args
+        .profile
+        .as_ref()
+        .map(|_| timeless_replay::ProfileRecorder::new(placement.len() as u32));
+    let result = match &mut recorder {
+        Some(rec) => sim.run(&mut timeless_replay::Tee(&mut observer, rec)),
+        None => sim.run(&mut observer),
+    };
     let timeline = observer.finish();
     let report = match result {
         Ok(r) => r,
@@ -240,6 +255,17 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     }
     for w in &report.warnings {
         eprintln!("timeless: warning: {w}");
+    }
+    if let (Some(rec), Some(out)) = (recorder, &args.profile) {
+        crate::profile::write_simulated(
+            rec,
+            out,
+            args.profile_names.as_deref(),
+            args.trace.as_deref(),
+            placement.len() as u32,
+            &platform_path,
+            &args.cfg,
+        )?;
     }
     let burst = match (meta, &compensated) {
         (None, _) => crate::compensate::BurstStatus::Off,

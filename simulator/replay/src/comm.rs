@@ -94,6 +94,21 @@ impl Comms {
         self.ranks[rank as usize].local.get(&id).copied()
     }
 
+    /// Rank `rank`'s own id of global communicator `g` (0 for the world).
+    pub fn local_id(&self, rank: Rank, g: GlobalComm) -> Option<CommId> {
+        if g == 0 {
+            return Some(WORLD);
+        }
+        let mut ids: Vec<CommId> = self.ranks[rank as usize]
+            .local
+            .iter()
+            .filter(|(_, &v)| v == g)
+            .map(|(&k, _)| k)
+            .collect();
+        ids.sort_unstable();
+        ids.first().copied()
+    }
+
     /// Members of a communicator, world ranks in comm-rank order.
     pub fn members(&self, g: GlobalComm) -> &[Rank] {
         &self.members[g as usize]

@@ -5,17 +5,20 @@
 //! (reference §4) and lets the [`timeless_kernel`] engine time them. Collectives are decomposed
 //! into point-to-point schedules by [`collective`].
 
+mod calls;
 pub mod collective;
 mod collectives;
 mod comm;
 pub mod config;
 pub mod error;
 mod mailbox;
+pub mod profile;
 mod rank;
 pub mod report;
 mod sim;
 
 pub use config::{KeyEffect, ReplayConfig};
 pub use error::{BlockedRank, Location, ReplayError};
-pub use report::{NoObserver, Observer, RankReport, Report};
+pub use profile::ProfileRecorder;
+pub use report::{CallInfo, NoObserver, Observer, RankReport, Report, Tee};
 pub use sim::{Simulation, ENVELOPE_BYTES};

@@ -140,6 +140,9 @@ pub struct RankState {
     pub wait_last_match: f64,
     /// Current action: keyword, line, start date; `None` between actions.
     pub current: Option<(&'static str, u64, f64)>,
+    /// The current action as an MPI call and the rank's id of its communicator, when the
+    /// observer profiles calls.
+    pub call: Option<(crate::calls::CallDesc, u32)>,
     /// Datatype of counts that carry none (`init` decides).
     pub default_dt: Datatype,
     /// The trace is exhausted (leftover requests may still be waited).
@@ -184,6 +187,7 @@ impl RankState {
             wait_start: 0.0,
             wait_last_match: 0.0,
             current: None,
+            call: None,
             default_dt: Datatype::BYTE,
             eof: false,
             test_sleeps: 1,

@@ -39,8 +39,46 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
+/// One MPI call of a replay, for profiles (given to observers whose
+/// [`Observer::wants_calls`] is true).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CallInfo {
+    /// World rank.
+    pub rank: u32,
+    /// MPI name of the operation (`MPI_Allreduce`).
+    pub op: &'static str,
+    /// The rank's own id of the communicator (its trace's `comm=<id>`; 0 is the world). For
+    /// `waitall`, the communicator of the oldest request it completes (mpisee's rule).
+    pub comm: u32,
+    /// Bytes sent, or the rank's share of a collective's volume (`001_*` Appendix A).
+    pub bytes_sent: u64,
+    /// Bytes received (point-to-point).
+    pub bytes_recv: u64,
+    /// Simulated date the call started, s.
+    pub start_secs: f64,
+    /// Simulated date it returned, s.
+    pub end_secs: f64,
+}
+
 /// Receives events while a replay runs. Every method has a no-op default.
 pub trait Observer {
+    /// Whether [`Observer::call`] and [`Observer::comm_defined`] should be called (describing
+    /// calls costs a little, so replays skip it for observers that do not ask).
+    fn wants_calls(&self) -> bool {
+        false
+    }
+
+    /// An MPI call completed.
+    fn call(&mut self, info: &CallInfo) {
+        let _ = info;
+    }
+
+    /// Rank `rank` defined its communicator `local` with these members (world ranks, comm-rank
+    /// order).
+    fn comm_defined(&mut self, rank: u32, local: u32, members: &[u32]) {
+        let _ = (rank, local, members);
+    }
+
     /// Rank `rank` ran action `keyword` (trace line `line`) from `start_secs` to `end_secs`.
     fn action(
         &mut self,
@@ -64,3 +102,39 @@ pub trait Observer {
 pub struct NoObserver;
 
 impl Observer for NoObserver {}
+
+/// Two observers fed the same events (e.g. a progress bar and a profile).
+pub struct Tee<'a>(pub &'a mut dyn Observer, pub &'a mut dyn Observer);
+
+impl Observer for Tee<'_> {
+    fn wants_calls(&self) -> bool {
+        self.0.wants_calls() || self.1.wants_calls()
+    }
+
+    fn call(&mut self, info: &CallInfo) {
+        self.0.call(info);
+        self.1.call(info);
+    }
+
+    fn comm_defined(&mut self, rank: u32, local: u32, members: &[u32]) {
+        self.0.comm_defined(rank, local, members);
+        self.1.comm_defined(rank, local, members);
+    }
+
+    fn action(
+        &mut self,
+        rank: u32,
+        keyword: &'static str,
+        line: u64,
+        start_secs: f64,
+        end_secs: f64,
+    ) {
+        self.0.action(rank, keyword, line, start_secs, end_secs);
+        self.1.action(rank, keyword, line, start_secs, end_secs);
+    }
+
+    fn progress(&mut self, actions: u64, now_secs: f64) {
+        self.0.progress(actions, now_secs);
+        self.1.progress(actions, now_secs);
+    }
+}

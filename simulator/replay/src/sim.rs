@@ -12,7 +12,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use timeless_kernel::{ActivityId, Engine, PiecewiseFactor};
 use timeless_platform::{HostId, Platform};
-use timeless_trace::{Action, CommId, RecvCount, RequestKey, TraceSet};
+use timeless_trace::{Action, CommId, RecvCount, RequestKey, TraceSet, WORLD};
 
 use crate::collective::Op;
 use crate::comm::{comm_of, mpi_tag, tag_in, Comms, GlobalComm, Tag};
@@ -20,7 +20,7 @@ use crate::config::ReplayConfig;
 use crate::error::{BlockedRank, Location, ReplayError};
 use crate::mailbox::{Mailboxes, PendingSend, ReqId, Request, Transfer, TransferId};
 use crate::rank::{Account, Block, Dest, RankState, RecvSize, Step, Stored};
-use crate::report::{Observer, RankReport, Report};
+use crate::report::{CallInfo, Observer, RankReport, Report};
 
 /// Bytes SMPI adds to every message (reference §12.1).
 pub const ENVELOPE_BYTES: u64 = 16;
@@ -245,6 +245,17 @@ impl<'p> Simulation<'p> {
             let st = &mut self.ranks[r as usize];
             if let Some((kw, line, start)) = st.current.take() {
                 obs.action(r, kw, line, start, now);
+                if let Some((d, comm)) = st.call.take() {
+                    obs.call(&CallInfo {
+                        rank: r,
+                        op: d.op,
+                        comm,
+                        bytes_sent: d.bytes_sent,
+                        bytes_recv: d.bytes_recv,
+                        start_secs: start,
+                        end_secs: now,
+                    });
+                }
             }
             if st.eof {
                 st.block = Block::Finished;
@@ -266,10 +277,51 @@ impl<'p> Simulation<'p> {
                     st.actions += 1;
                     self.actions += 1;
                     st.current = Some((ev.action.keyword(), ev.location, now));
+                    if obs.wants_calls() {
+                        self.describe_call(r, &ev.action, ev.comm, obs);
+                    }
                     self.expand(r, ev.action, ev.comm)?;
                 }
             }
         }
+    }
+
+    /// Records what the action about to run is as an MPI call (see [`crate::calls`]), and
+    /// tells the observer of communicator definitions.
+    fn describe_call(&mut self, r: u32, action: &Action, comm: CommId, obs: &mut dyn Observer) {
+        if let Action::CommDef { id, world_ranks } = action {
+            obs.comm_defined(r, *id, world_ranks);
+            return;
+        }
+        let Some(g) = self.comms.resolve(r, comm) else {
+            return; // expand reports the undefined communicator
+        };
+        let me = self.comms.comm_rank(g, r).unwrap_or(0);
+        let size = self.comms.members(g).len() as u32;
+        let root = match *action {
+            Action::Bcast { root, .. }
+            | Action::Reduce { root, .. }
+            | Action::Gather { root, .. }
+            | Action::GatherV { root, .. }
+            | Action::Scatter { root, .. }
+            | Action::ScatterV { root, .. } => Some(root),
+            _ => None,
+        };
+        let st = &self.ranks[r as usize];
+        let Some(desc) = crate::calls::describe(action, st, me, size, root == Some(r)) else {
+            return;
+        };
+        // waitall names no communicator: the oldest request it completes does.
+        let comm = if matches!(action, Action::WaitAll) {
+            st.store
+                .iter()
+                .find(|s| s.req.is_some())
+                .and_then(|s| self.comms.local_id(r, comm_of(s.key.2)))
+                .unwrap_or(WORLD)
+        } else {
+            comm
+        };
+        self.ranks[r as usize].call = Some((desc, comm));
     }
 
     /// Turns an action on communicator `comm` (the rank's own id) into steps. On a

@@ -202,3 +202,46 @@ impl Profile {
         self.locals.sort_by_key(|l| (l.rank, l.local));
     }
 }
+
+/// `secs` since the Unix epoch as RFC 3339 UTC (`2026-11-25T04:12:52Z`), for
+/// [`RunMeta::date`]. Days to civil date by Howard Hinnant's algorithm.
+pub fn rfc3339_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// Now, as [`rfc3339_utc`].
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    rfc3339_utc(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dates_by_hand() {
+        assert_eq!(super::rfc3339_utc(0), "1970-01-01T00:00:00Z");
+        // 2000-03-01 is day 11,017 after the epoch (30 years of 365 days + 7 leap days + Jan
+        // 31 + Feb 29 days): 951,868,800 s.
+        assert_eq!(super::rfc3339_utc(951_868_800), "2000-03-01T00:00:00Z");
+        // 2026-11-25T04:12:52Z = 1,795,579,972 s (20,781 days + 15,172 s).
+        assert_eq!(super::rfc3339_utc(1_795_579_972), "2026-11-25T04:12:52Z");
+    }
+}

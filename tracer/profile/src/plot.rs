@@ -19,6 +19,8 @@ pub struct PlotError {
 }
 
 /// Draws one horizontal bar per (communicator, operation), the longest first (at most 40).
+/// Text is drawn with plotters' `ab_glyph` backend: the caller registers a font named
+/// `sans-serif` first (`plotters::style::register_font`).
 ///
 /// # Errors
 /// [`PlotError`] when the file cannot be written or the extension is neither `.svg` nor `.png`.
