@@ -10,6 +10,7 @@
 //! * [`naming`]: mpisee's names (`W`, `W_a1`, `W_s2.0`, `W_s2_c3.0`), computed from each rank's
 //!   log of creation calls, consistent on every rank.
 //! * [`volume`]: Appendix A's collective volumes, per rank. [`bucket`]: size buckets.
+//!   [`action`]: what a time-independent action is as an MPI call (name, bytes).
 //! * [`model`]: [`Profile`] = run metadata + communicators + rows. [`accumulate`]: what a rank
 //!   (or a replayed rank) fills while it runs.
 //! * [`store`]: the SQLite schema, atomic writes, checked reads.
@@ -24,6 +25,7 @@
 //! rank 1, bucket 16, 1 call, 40,000 bytes received, 0.003 s); sends balance receives.
 
 pub mod accumulate;
+pub mod action;
 pub mod bucket;
 pub mod check;
 pub mod diff;
