@@ -209,3 +209,22 @@ pub fn write_simulated(
     let p = rec.finish(meta, names.as_ref());
     store::write(out, &p).map_err(|e| Failure::Other(e.into()))
 }
+
+/// After `timeless trace --profile`: one line on the profile written by rank 0.
+pub fn report_written(db: &std::path::Path) -> Result<(), Failure> {
+    let p = store::read(db)
+        .with_context(|| "the traced run wrote no usable profile (see the tracer's messages)")
+        .map_err(Failure::Other)?;
+    let calls: u64 = p.rows.iter().map(|r| r.stats.calls).sum();
+    println!(
+        "profile: {} ({} communicators, {} calls; `timeless profile {}`)",
+        db.display(),
+        p.comms.len(),
+        calls,
+        db.display()
+    );
+    for v in check::p2p_balance(&p) {
+        eprintln!("timeless: warning: sends and receives differ (001_* §II check): {v}");
+    }
+    Ok(())
+}

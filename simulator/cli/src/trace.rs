@@ -80,6 +80,14 @@ pub struct TraceArgs {
     /// counter, CPU time × reference speed is used, with one notice (`TIMELESS_COUNTERS=1`).
     #[arg(long)]
     pub counters: bool,
+    /// Also write a communicator-centric profile (mpisee, 001_*): `<out>/profile.db` (SQLite;
+    /// read it with `timeless profile`), calls, bytes and wall time per communicator,
+    /// operation, rank and message-size bucket.
+    #[arg(long)]
+    pub profile: bool,
+    /// Write the profile only, no trace files (`<out>/profile.db`).
+    #[arg(long, conflicts_with_all = ["profile", "compress", "timestamps", "gather"])]
+    pub profile_only: bool,
     /// The MPI program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,
@@ -534,6 +542,14 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
     }
 
     let out = prepare_out(&args.out).map_err(Failure::Other)?;
+    let profile_db = out.join("profile.db");
+    if args.profile || args.profile_only {
+        let _ = std::fs::remove_file(&profile_db);
+        extra_env.push(("TIMELESS_PROFILE", profile_db.display().to_string()));
+        if args.profile_only {
+            extra_env.push(("TIMELESS_PROFILE_ONLY", "1".to_string()));
+        }
+    }
     let local = if args.gather {
         // The same path on every host; the ranks create it.
         let l = std::env::temp_dir().join(format!("timeless-trace-{}", std::process::id()));
@@ -589,6 +605,12 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
             "the traced program failed ({status}); partial traces are in {}",
             out.display()
         )));
+    }
+    if args.profile || args.profile_only {
+        crate::profile::report_written(&profile_db)?;
+        if args.profile_only {
+            return Ok(());
+        }
     }
     if args.no_text {
         crate::compress::report_online(&out, args.np, None).map_err(Failure::Other)?;

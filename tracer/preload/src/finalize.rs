@@ -19,8 +19,12 @@ use crate::runtime;
 fn before_finalize() {
     if let Some(e) = runtime::enter() {
         let stash = runtime::pre::<Finalize, ()>(&e, &());
-        runtime::post::<Finalize, ()>(&e, &(), stash, crate::mpi::SUCCESS);
+        runtime::post::<Finalize, ()>(&e, &(), stash, crate::mpi::SUCCESS, "MPI_Finalize");
     }
+    runtime::guarded_startup(
+        "the profile's gather at MPI_Finalize",
+        crate::profile::at_finalize,
+    );
     runtime::guarded_startup(
         "the compression's merge at MPI_Finalize",
         crate::online::merge::at_finalize_once,

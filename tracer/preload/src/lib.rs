@@ -56,6 +56,7 @@ pub mod init;
 pub mod meta;
 pub mod mpi;
 pub mod online;
+pub mod profile;
 pub mod runtime;
 pub mod setup;
 pub mod signals;

@@ -74,7 +74,7 @@ pub fn enter() -> Option<Entry> {
     if was_busy {
         return None;
     }
-    let wall_in = if stamps::stamps_enabled() {
+    let wall_in = if stamps::stamps_enabled() || crate::profile::active() {
         stamps::wall_secs()
     } else {
         0.0
@@ -110,14 +110,24 @@ pub fn pre<H: Hook<A> + 'static, A>(e: &Entry, a: &A) -> Option<H::Stash> {
     with_tracer("pre", |t| {
         t.burst(e.t_in, e.ins_in, std::any::TypeId::of::<H>())?;
         t.set_call(e.wall_in, e.wall_in);
+        if let Some(p) = &mut t.profile {
+            p.begin_call();
+        }
         H::pre(t, a)
     })
 }
 
 /// Runs `H::post` if `pre` succeeded and the call returned `MPI_SUCCESS` (a failed call is
-/// recorded as a comment), then marks the end of the tracer's time.
-pub fn post<H: Hook<A>, A>(e: &Entry, a: &A, stash: Option<H::Stash>, ret: c_int) {
-    let wall_out = if stamps::stamps_enabled() {
+/// recorded as a comment), adds the call `op` (its MPI name) to the profile when one is kept,
+/// then marks the end of the tracer's time.
+pub fn post<H: Hook<A>, A>(
+    e: &Entry,
+    a: &A,
+    stash: Option<H::Stash>,
+    ret: c_int,
+    op: &'static str,
+) {
+    let wall_out = if stamps::stamps_enabled() || crate::profile::active() {
         stamps::wall_secs()
     } else {
         0.0
@@ -132,6 +142,9 @@ pub fn post<H: Hook<A>, A>(e: &Entry, a: &A, stash: Option<H::Stash>, ret: c_int
                     "an MPI call failed with error {ret}: not recorded"
                 ))
             };
+            if let Some(p) = &mut t.profile {
+                p.end_call(op, wall_out - e.wall_in);
+            }
             r.and(t.end_event())
         });
     }

@@ -116,17 +116,24 @@ fn try_start() -> Result<(), Fail> {
             .max(0.0),
     };
 
+    let profile = crate::profile::configure_from_env();
+    let profile_only = profile.is_some_and(|p| p.only);
     // Online compression registers its merge at MPI_Finalize on every rank, first.
     let online = crate::online::start(rank, size, &dir);
     // Local steps: a failure is remembered, the exchange below still happens.
-    let writer = std::fs::create_dir_all(&dir)
-        .and_then(|_| crate::online::writer(&dir.join(meta::rank_file(rank)), buffer, online))
-        .map_err(|e| {
-            Fail::new(format!(
-                "cannot create the trace file in {}: {e}",
-                dir.display()
-            ))
-        });
+    let writer = if profile_only {
+        // The profile only: the records are formatted (the profile reads them) but go nowhere.
+        crate::online::writer(std::path::Path::new("/dev/null"), buffer, online)
+    } else {
+        std::fs::create_dir_all(&dir)
+            .and_then(|_| crate::online::writer(&dir.join(meta::rank_file(rank)), buffer, online))
+    };
+    let writer = writer.map_err(|e| {
+        Fail::new(format!(
+            "cannot create the trace file in {}: {e}",
+            dir.display()
+        ))
+    });
     let cal = calibrate::reference_speed();
     let request = counters::request_from_env();
     let counted = match request {
@@ -192,7 +199,7 @@ fn try_start() -> Result<(), Fail> {
         }
     }
 
-    let files = if rank == 0 {
+    let files = if rank == 0 && !profile_only {
         let meta = metadata(&all, &cal, &volume, size, &dir);
         (if crate::online::text_enabled() {
             meta::write_list(&dir, size)
@@ -206,7 +213,7 @@ fn try_start() -> Result<(), Fail> {
     };
     let writer = writer?;
     files?;
-    let stamped = if stamps::stamps_enabled() {
+    let stamped = if stamps::stamps_enabled() && !profile_only {
         let w = Writer::create(&dir.join(stamps::timed_file(rank)), buffer).map_err(|e| {
             Fail::new(format!(
                 "cannot create the timestamped file in {}: {e}",
@@ -237,6 +244,9 @@ fn try_start() -> Result<(), Fail> {
     );
     if let Some(s) = stamped {
         t.set_stamped(s);
+    }
+    if profile.is_some() {
+        t.profile = Some(crate::profile::Capture::new(rank, size));
     }
     t.note(format_args!(
         "{VERSION}: rank {rank} of {size}, SimGrid 3.32 time-independent format"

@@ -84,7 +84,8 @@ macro_rules! mpi_functions {
                     let args = ( $($arg,)* );
                     let stash = $crate::runtime::pre::<$crate::hooks::$hook, _>(&entry, &args);
                     let ret = mpi_sys::[<PMPI_ $name>]( $($arg),* );
-                    $crate::runtime::post::<$crate::hooks::$hook, _>(&entry, &args, stash, ret);
+                    $crate::runtime::post::<$crate::hooks::$hook, _>(
+                        &entry, &args, stash, ret, concat!("MPI_", stringify!($name)));
                     ret
                 }
 
@@ -119,7 +120,8 @@ macro_rules! mpi_functions {
                         $arg, &mut [<st_ $arg>], &mut [<c_ $arg>], $crate::f_len!($($($len)+)?)); )*
                     let ret = if ierr.is_null() { 0 } else { *ierr };
                     $crate::runtime::post::<$crate::hooks::$hook, _>(
-                        &entry, &( $([<c_ $arg>],)* ), stash, ret);
+                        &entry, &( $([<c_ $arg>],)* ), stash, ret,
+                        concat!("MPI_", stringify!($name)));
                 }
 
                 #[no_mangle]

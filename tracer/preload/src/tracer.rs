@@ -418,6 +418,8 @@ pub struct Tracer {
     clock_noted: bool,
     /// The timestamped copy of the records (`TIMELESS_TIMESTAMPS`, see `stamps`).
     stamped: Option<Stamped>,
+    /// The communicator-centric profile (`TIMELESS_PROFILE`, see `profile`).
+    pub profile: Option<crate::profile::Capture>,
 }
 
 // SAFETY: the tracer holds MPI handles (plain identifiers, pointers under Open MPI) and raw
@@ -456,6 +458,7 @@ impl Tracer {
             last_flush_wall: crate::clock::wall_secs(),
             clock_noted: false,
             stamped: None,
+            profile: None,
         }
     }
 
@@ -521,6 +524,9 @@ impl Tracer {
         self.count_record();
         let rank = self.rank;
         self.out.line(format_args!("{rank} {args}"))?;
+        if let Some(p) = &mut self.profile {
+            p.record(args);
+        }
         Ok(())
     }
 
@@ -773,7 +779,19 @@ impl Tracer {
             ))?;
         }
         self.comms.mark_defined(comm);
+        if let Some(p) = &mut self.profile {
+            p.defined(info.id, &info.peers);
+        }
         Ok(info)
+    }
+
+    /// The communicator of the oldest request the tracer tracks under `key` (a request
+    /// handle), 0 for the world; `None` if untracked or a collective's.
+    pub fn request_comm(&self, key: u64) -> Option<u32> {
+        match self.reqs.get(&key)?.front()? {
+            Pending::Send { comm, .. } | Pending::Recv { comm, .. } => Some(comm.unwrap_or(0)),
+            Pending::Collective => None,
+        }
     }
 
     /// The `comm=<id>` field of records on `comm` (`None` for the world), after its
@@ -947,9 +965,15 @@ impl Tracer {
         }
     }
 
-    /// Reserves the place of a wildcard `irecv` record, after the compute burst before it (the
+    /// Reserves the place of a wildcard `irecv` record of `count` elements of SimGrid datatype
+    /// `dt` on communicator field `comm`, after the compute burst before it (the
     /// communicator's `comm_def` must be written already: see [`Tracer::comm`]).
-    pub fn hole(&mut self) -> Result<HoleId, Fail> {
+    pub fn hole(&mut self, count: u64, dt: u8, comm: Option<u32>) -> Result<HoleId, Fail> {
+        if let Some(p) = &mut self.profile {
+            let size =
+                timeless_trace::Datatype::from_id(u32::from(dt)).map_or(1, |d| d.size_bytes());
+            p.recv_bytes(count.saturating_mul(u64::from(size)), comm);
+        }
         self.flush_compute()?;
         self.count_record();
         let h = self.out.hole();
@@ -1034,7 +1058,7 @@ impl Tracer {
                         ))?;
                         None
                     }
-                    _ => Some(self.hole()?),
+                    _ => Some(self.hole(count, dt, comm)?),
                 };
                 self.track(
                     req,

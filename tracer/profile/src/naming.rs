@@ -370,7 +370,9 @@ pub fn name_all(logs: &[RankLog]) -> Result<Naming, NamingError> {
                         if groups[&key].len() == expected {
                             let arrivals = groups.remove(&key).unwrap_or_default();
                             complete(&arrivals, &mut comms, &mut used, &mut local)?;
-                            for a in &arrivals {
+                            // Ranks that got MPI_COMM_NULL did not wait for this call (they
+                            // may be waiting for a later one).
+                            for a in arrivals.iter().filter(|a| a.child.is_some()) {
                                 waiting[a.rank as usize] = false;
                             }
                         }

@@ -248,3 +248,41 @@ fn seen_communicators_and_errors() {
         Err(NamingError::Inconsistent { .. })
     ));
 }
+
+/// The logs of validation/programs/commkinds.c as the tracer wrote them (4 ranks).
+#[test]
+fn commkinds_logs() {
+    let text = [
+        "n a 0 1 0 1 2 3\nn b 1 2 0 1\nn s 0 3 0 2\nn t 0 4 0 1 2 3\nn d 0 5 0 1 2 3\nn i 0 6 0 1 2 3\nn c 0 7 0 3\nn x 3 8 0 2 1 3\nn m 8 9 0 2 1 3\n",
+        "n a 0 1 0 1 2 3\nn b 1 2 0 1\nn s 0 3 1 3\nn t 0 4 0 1 2 3\nn d 0 5 0 1 2 3\nn i 0 6 0 1 2 3\nn c 0 -\nn u 3 7 1 3\nn x 3 8 1 3 0 2\nn m 8 9 0 2 1 3\n",
+        "n a 0 1 0 1 2 3\nn b 1 2 2 3\nn s 0 3 0 2\nn t 0 4 0 1 2 3\nn d 0 5 0 1 2 3\nn i 0 6 0 1 2 3\nn c 0 -\nn x 3 7 0 2 1 3\nn m 7 8 0 2 1 3\n",
+        "n a 0 1 0 1 2 3\nn b 1 2 2 3\nn s 0 3 1 3\nn t 0 4 0 1 2 3\nn d 0 5 0 1 2 3\nn i 0 6 0 1 2 3\nn c 0 7 0 3\nn u 3 8 1 3\nn x 3 9 1 3 0 2\nn m 9 10 0 2 1 3\n",
+    ];
+    let logs: Vec<RankLog> = text
+        .iter()
+        .map(|t| {
+            timeless_profile::accumulate::RankPart::decode(t.as_bytes(), 4)
+                .unwrap()
+                .log
+        })
+        .collect();
+    let n = name_all(&logs).unwrap();
+    assert_eq!(
+        names(&n),
+        [
+            "W",
+            "W_a1",
+            "W_a1_b2.0",
+            "W_a1_b2.2",
+            "W_s3.0",
+            "W_s3.1",
+            "W_t4.0",
+            "W_d5",
+            "W_i6",
+            "W_c7.0",
+            "W_s3_u8.0",
+            "W_s3_x9.0",
+            "W_s3_x9_m10",
+        ]
+    );
+}

@@ -82,10 +82,23 @@ fn flagged(flag: *mut c_int) -> bool {
 
 /// `waitall`, `testall`.
 pub struct WaitAll;
+/// mpisee attributes a `waitall`'s time to the communicator of its first request.
+fn hint_first(t: &mut Tracer, keys: &[u64]) {
+    if t.profile.is_some() {
+        if let Some(c) = keys.iter().find_map(|&k| t.request_comm(k)) {
+            if let Some(p) = &mut t.profile {
+                p.hint_comm(c);
+            }
+        }
+    }
+}
+
 impl Hook<(c_int, Req, St)> for WaitAll {
     type Stash = Vec<u64>;
-    fn pre(_: &mut Tracer, &(n, reqs, _): &(c_int, Req, St)) -> Result<Vec<u64>, Fail> {
-        Ok(read_reqs(n, reqs))
+    fn pre(t: &mut Tracer, &(n, reqs, _): &(c_int, Req, St)) -> Result<Vec<u64>, Fail> {
+        let keys = read_reqs(n, reqs);
+        hint_first(t, &keys);
+        Ok(keys)
     }
     fn post(t: &mut Tracer, &(_, _, st): &(c_int, Req, St), keys: Vec<u64>) -> Result<(), Fail> {
         completed(t, &keys, &all_of(keys.len(), st), true)
@@ -94,10 +107,12 @@ impl Hook<(c_int, Req, St)> for WaitAll {
 impl Hook<(c_int, Req, *mut c_int, St)> for WaitAll {
     type Stash = Vec<u64>;
     fn pre(
-        _: &mut Tracer,
+        t: &mut Tracer,
         &(n, reqs, _, _): &(c_int, Req, *mut c_int, St),
     ) -> Result<Vec<u64>, Fail> {
-        Ok(read_reqs(n, reqs))
+        let keys = read_reqs(n, reqs);
+        hint_first(t, &keys);
+        Ok(keys)
     }
     fn post(
         t: &mut Tracer,

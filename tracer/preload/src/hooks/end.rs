@@ -10,6 +10,9 @@ impl Hook<()> for Finalize {
     fn pre(t: &mut Tracer, _: &()) -> Result<(), Fail> {
         t.clock_note()?;
         t.rec(format_args!("finalize"))?;
+        if let Some(p) = t.profile.take() {
+            crate::profile::stash(p.encode());
+        }
         t.close("")
     }
     fn post(_: &mut Tracer, _: &(), _: ()) -> Result<(), Fail> {

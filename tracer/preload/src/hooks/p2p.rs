@@ -111,8 +111,8 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
                 None
             }
             _ => {
-                t.comm(comm)?;
-                Some(t.hole()?)
+                let field = t.comm_field(comm)?;
+                Some(t.hole(n, id, field)?)
             }
         };
         let peers = t.comm(comm)?.peers;
