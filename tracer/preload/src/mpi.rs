@@ -126,6 +126,14 @@ pub fn type_size(dt: MPI_Datatype) -> Option<u64> {
     (rc == SUCCESS && size >= 0).then_some(size as u64)
 }
 
+/// Bytes a completed receive got (`MPI_Get_count` in `MPI_BYTE`); `None` if undefined.
+pub fn received_bytes(status: &MPI_Status) -> Option<u64> {
+    let mut n: c_int = 0;
+    // SAFETY: a status filled by a completed receive; `n` is a local.
+    let rc = unsafe { mpi_sys::PMPI_Get_count(status, mpi_sys::RSMPI_UINT8_T, &mut n) };
+    (rc == SUCCESS && n >= 0).then_some(n as u64)
+}
+
 /// `(rank, size)` of a communicator, through the profiling interface.
 pub fn rank_size(comm: MPI_Comm) -> Option<(c_int, c_int)> {
     let (mut rank, mut size) = (0, 0);

@@ -5,7 +5,9 @@
 //! bucket and this rank, in a [`RankPart`]. What the call moved comes from the records it
 //! writes: each TI record is parsed back and read by `timeless_profile::action` (the same rule
 //! the replay's simulated profiles use), so bytes are counted once, the way the trace states
-//! them; the communicator is the first record's `comm=` (wait/test records carry their
+//! them, except that a receive counts the bytes that arrived (`MPI_Get_count` of its status),
+//! where the trace states the posted count (an `MPI_Irecv` row keeps the bucket of the posted
+//! size); the communicator is the first record's `comm=` (wait/test records carry their
 //! request's), for `waitall` the communicator of the first of its requests the tracer tracks
 //! (mpisee's rule), else the world. A call that writes no record (a probe, a persistent
 //! request's set-up, a nonblocking collective's completion) still counts, on the world, with 0
@@ -34,6 +36,8 @@ use timeless_trace::{Action, Datatype};
 
 /// Whether calls are profiled (set once at `MPI_Init`).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// Whether the profile is all that is recorded (no trace: no compute bursts, no file).
+static ONLY: AtomicBool = AtomicBool::new(false);
 static CONFIG: OnceLock<Config> = OnceLock::new();
 
 /// Where the profile goes and what the run was.
@@ -54,8 +58,16 @@ pub fn configure_from_env() -> Option<&'static Config> {
         db: db.into(),
         only,
     });
+    ONLY.store(cfg.only, Ordering::Release);
     ACTIVE.store(true, Ordering::Release);
     Some(cfg)
+}
+
+/// Whether the profile is all that is recorded (`TIMELESS_PROFILE_ONLY`): the wrappers then
+/// skip the compute-burst clock and the trace writer.
+#[inline]
+pub fn only() -> bool {
+    ONLY.load(Ordering::Relaxed)
 }
 
 /// Whether calls are profiled.
@@ -126,6 +138,28 @@ impl Capture {
     pub fn recv_bytes(&mut self, bytes: u64, comm: Option<u32>) {
         self.call.recv += bytes;
         self.call.comm.get_or_insert(comm.unwrap_or(0));
+    }
+
+    /// The call's blocking receive got `bytes` (its record states the posted count).
+    pub fn set_recv(&mut self, bytes: u64) {
+        self.call.recv = bytes;
+    }
+
+    /// A nonblocking receive on local communicator `comm`, posted for `posted` bytes (counted
+    /// then, in the bucket of that size), got `got`: its `MPI_Irecv` cell keeps the bytes that
+    /// arrived.
+    pub fn irecv_arrived(&mut self, comm: u32, posted: u64, got: u64) {
+        if posted == got {
+            return;
+        }
+        let key = timeless_profile::accumulate::Key {
+            comm,
+            op: std::borrow::Cow::Borrowed("MPI_Irecv"),
+            bucket: timeless_profile::bucket::of(posted),
+        };
+        if let Some(s) = self.part.cells.get_mut(&key) {
+            s.bytes_recv = s.bytes_recv.saturating_sub(posted).saturating_add(got);
+        }
     }
 
     /// A TI record of the call (`args` without the rank prefix).

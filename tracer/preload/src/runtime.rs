@@ -79,6 +79,13 @@ pub fn enter() -> Option<Entry> {
     } else {
         0.0
     };
+    if crate::profile::only() {
+        return Some(Entry {
+            t_in: 0.0,
+            wall_in,
+            ins_in: None,
+        });
+    }
     let t_in = thread_cpu_chained_secs();
     let ins_in = if crate::counters::active() {
         crate::counters::thread_instructions()
@@ -108,7 +115,9 @@ pub fn pre<H: Hook<A> + 'static, A>(e: &Entry, a: &A) -> Option<H::Stash> {
         });
     }
     with_tracer("pre", |t| {
-        t.burst(e.t_in, e.ins_in, std::any::TypeId::of::<H>())?;
+        if !crate::profile::only() {
+            t.burst(e.t_in, e.ins_in, std::any::TypeId::of::<H>())?;
+        }
         t.set_call(e.wall_in, e.wall_in);
         if let Some(p) = &mut t.profile {
             p.begin_call();

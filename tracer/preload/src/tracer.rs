@@ -510,6 +510,13 @@ impl Tracer {
 
     /// Appends `"<rank> <args>"`, after the compute burst that precedes it.
     pub fn rec(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        if crate::profile::only() {
+            // The profile is all that is kept: no compute records, no trace line.
+            if let Some(p) = &mut self.profile {
+                p.record(args);
+            }
+            return Ok(());
+        }
         self.flush_compute()?;
         self.action(args)
     }
@@ -624,6 +631,9 @@ impl Tracer {
     /// flush is older than the flush period, then starts the next burst (after the write, so
     /// that its cost stays out of the burst).
     pub fn end_event(&mut self) -> Result<(), Fail> {
+        if crate::profile::only() {
+            return Ok(());
+        }
         let r = self.flush_if_due(crate::clock::last_point_wall_secs());
         self.last_exit = thread_cpu_chained_secs();
         self.mark_counter();
@@ -940,6 +950,15 @@ impl Tracer {
                         .ok_or_else(|| Fail::new("completed receive without a valid source"))?,
                 };
                 let tag = tag.unwrap_or(status.MPI_TAG);
+                if let Some(p) = &mut self.profile {
+                    // The profile counts what arrived, the trace what was posted.
+                    let size = timeless_trace::Datatype::from_id(u32::from(dt))
+                        .map_or(1, |d| d.size_bytes());
+                    let posted = count.saturating_mul(u64::from(size));
+                    if let Some(got) = mpi::received_bytes(status) {
+                        p.irecv_arrived(comm.unwrap_or(0), posted, got);
+                    }
+                }
                 if let Some(h) = hole {
                     let rank = self.rank;
                     self.out.fill(

@@ -82,7 +82,14 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, St)> for Recv {
             return Ok(());
         };
         let (n, id) = t.volume(count, dt)?;
-        t.on(comm, format_args!("recv {src} {tag} {n} {id}"))
+        t.on(comm, format_args!("recv {src} {tag} {n} {id}"))?;
+        if let Some(p) = &mut t.profile {
+            // The profile counts what arrived, the trace what was posted.
+            if let Some(got) = mpi::received_bytes(status(st)) {
+                p.set_recv(got);
+            }
+        }
+        Ok(())
     }
 }
 
