@@ -208,7 +208,13 @@ fn figure_one_names() {
     assert_eq!(p.comm("W_s2_d3").unwrap().members, [0, 1]);
     // One barrier per member on each communicator.
     let ops = per_op(&p);
-    for (c, n) in [("W_a1", 4), ("W_s2.0", 2), ("W_s2.2", 2), ("W_s2_d3", 2), ("W_s2_c3.0", 1)] {
+    for (c, n) in [
+        ("W_a1", 4),
+        ("W_s2.0", 2),
+        ("W_s2.2", 2),
+        ("W_s2_d3", 2),
+        ("W_s2_c3.0", 1),
+    ] {
         assert_eq!(ops[&(c.to_string(), "MPI_Barrier".to_string())].0, n, "{c}");
     }
 }

@@ -734,6 +734,18 @@ impl Tracer {
         Ok((count * size, BYTE_ID))
     }
 
+    /// Tells the profile (if kept) what the call being traced moves on `comm`: `sent` and
+    /// `recv` bytes (see `profile::Capture::direct`). Call it before writing the record.
+    pub fn profile_direct(&mut self, comm: MPI_Comm, sent: u64, recv: u64) -> Result<(), Fail> {
+        if self.profile.is_some() {
+            let id = self.comms.get(comm)?.id;
+            if let Some(p) = &mut self.profile {
+                p.direct(id, sent, recv);
+            }
+        }
+        Ok(())
+    }
+
     /// Volumes of an array of `n` element counts of `dt` (`None`: zeros).
     pub fn volumes(
         &self,

@@ -12,6 +12,9 @@ impl Hook<(Req, St)> for Wait {
     }
     fn post(t: &mut Tracer, &(_, st): &(Req, St), key: u64) -> Result<(), Fail> {
         if let (_, Some(k)) = t.complete(key, status(st))? {
+            if let Some(p) = &mut t.profile {
+                p.direct(k.comm.unwrap_or(0), 0, 0);
+            }
             wait_rec(t, k)?;
         }
         Ok(())

@@ -2,6 +2,12 @@
 
 use super::*;
 
+/// Bytes of `n` elements of SimGrid datatype `id` (for the profile).
+fn bytes(n: u64, id: u8) -> u64 {
+    let size = timeless_trace::Datatype::from_id(u32::from(id)).map_or(1, |d| d.size_bytes());
+    n.saturating_mul(u64::from(size))
+}
+
 /// Writes `<keyword> dst tag count dt` for a send on `comm`; returns the destination's world
 /// rank, `None` for `MPI_PROC_NULL` (nothing is written).
 fn send(
@@ -13,6 +19,7 @@ fn send(
         return Ok(None);
     };
     let (n, id) = t.volume(count, dt)?;
+    t.profile_direct(comm, bytes(n, id), 0)?;
     t.on(comm, format_args!("{keyword} {dst} {tag} {n} {id}"))?;
     Ok(Some(dst))
 }
@@ -82,14 +89,10 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, St)> for Recv {
             return Ok(());
         };
         let (n, id) = t.volume(count, dt)?;
-        t.on(comm, format_args!("recv {src} {tag} {n} {id}"))?;
-        if let Some(p) = &mut t.profile {
-            // The profile counts what arrived, the trace what was posted.
-            if let Some(got) = mpi::received_bytes(status(st)) {
-                p.set_recv(got);
-            }
-        }
-        Ok(())
+        // The profile counts what arrived, the trace what was posted.
+        let got = mpi::received_bytes(status(st)).unwrap_or(bytes(n, id));
+        t.profile_direct(comm, 0, got)?;
+        t.on(comm, format_args!("recv {src} {tag} {n} {id}"))
     }
 }
 
@@ -114,6 +117,7 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
         let tag = (tag != mpi::any_tag()).then_some(tag);
         let hole = match (src, tag) {
             (Some(s), Some(g)) => {
+                t.profile_direct(comm, 0, bytes(n, id))?;
                 t.on(comm, format_args!("irecv {s} {g} {n} {id}"))?;
                 None
             }
