@@ -98,6 +98,29 @@ int main(int argc, char **argv) {
     double d = rank, dsum = 0;
     MPI_Reduce(&d, &dsum, 1, MPI_DOUBLE, MPI_SUM, 0, merged);
 
+    /* 11. Graph topology, a ring: neighbour allgather of 4 bytes (2 neighbours). */
+    int index[4] = {2, 4, 6, 8}, edges[8] = {3, 1, 0, 2, 1, 3, 2, 0};
+    MPI_Comm graph;
+    MPI_Graph_create(MPI_COMM_WORLD, 4, index, edges, 0, &graph);
+    MPI_Neighbor_allgather(buf, 4, MPI_BYTE, buf2, 4, MPI_BYTE, graph);
+
+    /* 12. Distributed graph, adjacent form, the same ring: neighbour alltoall of 4 bytes. */
+    int nb[2] = {(rank + 3) % 4, (rank + 1) % 4};
+    MPI_Comm dga;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, nb, MPI_UNWEIGHTED, 2, nb, MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 0, &dga);
+    MPI_Neighbor_alltoall(buf, 4, MPI_BYTE, buf2, 4, MPI_BYTE, dga);
+
+    /* 13. Distributed graph, general form (each rank gives its own edges): barrier. */
+    int src = rank, deg = 2;
+    MPI_Comm dg;
+    MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &src, &deg, nb, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                          &dg);
+    MPI_Barrier(dg);
+
+    MPI_Comm_free(&dg);
+    MPI_Comm_free(&dga);
+    MPI_Comm_free(&graph);
     MPI_Comm_free(&merged);
     MPI_Comm_free(&inter);
     if (cg != MPI_COMM_NULL) MPI_Comm_free(&cg);

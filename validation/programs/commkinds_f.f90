@@ -7,6 +7,7 @@ program commkinds_f
   integer :: ierr, rank, nprocs, one, total, prank, me, req, cart, row, par, node, dup, idup
   integer :: world_group, g03, c03, cg, pg, inter, merged
   integer :: dims(2), r03(2), stat(MPI_STATUS_SIZE), reqs(1)
+  integer :: graph, dga, dg, index(4), edges(8), nb(2), src(1), deg(1)
   logical :: periods(2), remain(2)
   character(len=128) :: buf, buf2
   double precision :: d, dsum
@@ -87,6 +88,25 @@ program commkinds_f
   d = rank
   call MPI_Reduce(d, dsum, 1, MPI_DOUBLE_PRECISION, MPI_SUM, 0, merged, ierr)
 
+  ! 11. Graph topology, a ring: neighbour allgather of 4 bytes.
+  index = (/ 2, 4, 6, 8 /)
+  edges = (/ 3, 1, 0, 2, 1, 3, 2, 0 /)
+  call MPI_Graph_create(MPI_COMM_WORLD, 4, index, edges, .false., graph, ierr)
+  call MPI_Neighbor_allgather(buf, 4, MPI_BYTE, buf2, 4, MPI_BYTE, graph, ierr)
+  ! 12. Distributed graph, adjacent form: neighbour alltoall of 4 bytes.
+  nb = (/ mod(rank + 3, 4), mod(rank + 1, 4) /)
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, nb, MPI_UNWEIGHTED, 2, nb, &
+                                      MPI_UNWEIGHTED, MPI_INFO_NULL, .false., dga, ierr)
+  call MPI_Neighbor_alltoall(buf, 4, MPI_BYTE, buf2, 4, MPI_BYTE, dga, ierr)
+  ! 13. Distributed graph, general form: barrier.
+  src(1) = rank
+  deg(1) = 2
+  call MPI_Dist_graph_create(MPI_COMM_WORLD, 1, src, deg, nb, MPI_UNWEIGHTED, MPI_INFO_NULL, &
+                             .false., dg, ierr)
+  call MPI_Barrier(dg, ierr)
+  call MPI_Comm_free(dg, ierr)
+  call MPI_Comm_free(dga, ierr)
+  call MPI_Comm_free(graph, ierr)
   call MPI_Comm_free(merged, ierr)
   call MPI_Comm_free(inter, ierr)
   if (cg /= MPI_COMM_NULL) call MPI_Comm_free(cg, ierr)

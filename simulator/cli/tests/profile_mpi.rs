@@ -63,14 +63,18 @@ fn per_op(p: &Profile) -> BTreeMap<(String, String), (u64, u64, u64)> {
 /// MPI_COMM_NULL. create_group on W_s3.1 by ranks 1 (count 1+6 = 7) and 3 (1+7 = 8): W_s3_u8.0
 /// (world 1 is rank 0 of W_s3.1). intercomm_create of the halves: counts 8, 8, 7, 9 -> 9, named
 /// from world 0's parent W_s3.0 where it is rank 0: W_s3_x9.0 (members: W_s3.0's group, then
-/// the remote one). intercomm_merge: counts 9, 9, 8, 10 -> W_s3_x9_m10.
+/// the remote one). intercomm_merge: counts 9, 9, 8, 10 -> W_s3_x9_m10. graph_create of a ring:
+/// counts 10, 10, 9, 11 -> W_r11; dist_graph_create_adjacent (12) W_j12; dist_graph_create (13)
+/// W_g13.
 ///
 /// Calls and bytes: allreduce of one 4-byte int on W_a1 (4 x 4); bcast of 8 bytes in each row
 /// (the root records 0, the other 8); send/recv of 100 bytes in each half; barrier on W_t4.0;
 /// alltoall of 4 bytes per peer on W_d5 (4 peers x 4 bytes x 4 ranks = 64); MPI_Wait on the
 /// idup's request (a collective's request: on W) and allgather of 4 bytes on W_i6 (4 x 4);
 /// sendrecv of 50 bytes each way on W_c7.0; isend/irecv of 10 bytes and 2 waitalls on
-/// W_s3_u8.0; reduce of one double on the merged communicator (4 x 8). Creation calls count on
+/// W_s3_u8.0; reduce of one double on the merged communicator (4 x 8); neighbour allgather and
+/// alltoall of 4 bytes with the 2 ring neighbours on W_r11 and W_j12 (each rank sends and
+/// receives 8: 32 / 32; Appendix A's Σ n_i m), a barrier on W_g13. Creation calls count on
 /// their parent, MPI_Comm_free on the communicator freed.
 fn expected_commkinds() -> BTreeMap<(String, String), (u64, u64, u64)> {
     let rows: &[(&str, &str, u64, u64, u64)] = &[
@@ -80,6 +84,9 @@ fn expected_commkinds() -> BTreeMap<(String, String), (u64, u64, u64)> {
         ("W", "MPI_Comm_idup", 4, 0, 0),
         ("W", "MPI_Comm_split", 4, 0, 0),
         ("W", "MPI_Comm_split_type", 4, 0, 0),
+        ("W", "MPI_Dist_graph_create", 4, 0, 0),
+        ("W", "MPI_Dist_graph_create_adjacent", 4, 0, 0),
+        ("W", "MPI_Graph_create", 4, 0, 0),
         ("W", "MPI_Wait", 4, 0, 0),
         ("W_a1", "MPI_Allreduce", 4, 16, 0),
         ("W_a1", "MPI_Cart_sub", 4, 0, 0),
@@ -113,6 +120,12 @@ fn expected_commkinds() -> BTreeMap<(String, String), (u64, u64, u64)> {
         ("W_s3_x9.0", "MPI_Intercomm_merge", 4, 0, 0),
         ("W_s3_x9_m10", "MPI_Comm_free", 4, 0, 0),
         ("W_s3_x9_m10", "MPI_Reduce", 4, 32, 0),
+        ("W_r11", "MPI_Comm_free", 4, 0, 0),
+        ("W_r11", "MPI_Neighbor_allgather", 4, 32, 32),
+        ("W_j12", "MPI_Comm_free", 4, 0, 0),
+        ("W_j12", "MPI_Neighbor_alltoall", 4, 32, 32),
+        ("W_g13", "MPI_Barrier", 4, 0, 0),
+        ("W_g13", "MPI_Comm_free", 4, 0, 0),
     ];
     rows.iter()
         .map(|&(c, o, n, s, r)| ((c.to_string(), o.to_string()), (n, s, r)))
@@ -139,6 +152,9 @@ fn check_commkinds(p: &Profile) {
         ("W_s3_u8.0", Some("W_s3.1"), &[1, 3]),
         ("W_s3_x9.0", Some("W_s3.0"), &[0, 2, 1, 3]),
         ("W_s3_x9_m10", Some("W_s3_x9.0"), &[0, 2, 1, 3]),
+        ("W_r11", Some("W"), &[0, 1, 2, 3]),
+        ("W_j12", Some("W"), &[0, 1, 2, 3]),
+        ("W_g13", Some("W"), &[0, 1, 2, 3]),
     ];
     assert_eq!(comms, expected);
     assert_eq!(per_op(p), expected_commkinds());

@@ -281,6 +281,13 @@ mpi_functions! {
     Cart_create(comm_old: Comm, ndims: Int, dims: Ints, periods: Ints, reorder: Int,
              comm_cart: CommOut) => CartCreate;
     Cart_sub(comm: Comm, remain_dims: Ints, newcomm: CommOut) => CartSub;
+    Graph_create(comm_old: Comm, nnodes: Int, index: Ints, edges: Ints, reorder: Int,
+             comm_graph: CommOut) => GraphCreate;
+    Dist_graph_create_adjacent(comm_old: Comm, indegree: Int, sources: Ints, sourceweights: Ints,
+             outdegree: Int, destinations: Ints, destweights: Ints, info: Info, reorder: Int,
+             comm_dist_graph: CommOut) => DistGraphCreateAdjacent;
+    Dist_graph_create(comm_old: Comm, n: Int, sources: Ints, degrees: Ints, destinations: Ints,
+             weights: Ints, info: Info, reorder: Int, comm_dist_graph: CommOut) => DistGraphCreate;
     Comm_free(comm: CommInOut) => CommFree;
 
     // End of the run (`MPI_Finalize` is in `finalize`: it also runs collective steps).

@@ -93,6 +93,18 @@ creation!(
     CartCreate((MPI_Comm, c_int, Ints, Ints, c_int, *mut MPI_Comm)).5 => None, Kind::CartCreate
 );
 creation!(
+    /// `graph_create`: the graph communicator's `comm_def`.
+    GraphCreate((MPI_Comm, c_int, Ints, Ints, c_int, *mut MPI_Comm)).5 => None, Kind::GraphCreate
+);
+creation!(
+    /// `dist_graph_create_adjacent`: the communicator's `comm_def`.
+    DistGraphCreateAdjacent((MPI_Comm, c_int, Ints, Ints, c_int, Ints, Ints, mpi_sys::MPI_Info, c_int, *mut MPI_Comm)).9 => None, Kind::DistGraphAdjacent
+);
+creation!(
+    /// `dist_graph_create`: the communicator's `comm_def`.
+    DistGraphCreate((MPI_Comm, c_int, Ints, Ints, Ints, Ints, mpi_sys::MPI_Info, c_int, *mut MPI_Comm)).8 => None, Kind::DistGraphCreate
+);
+creation!(
     /// `cart_sub`: the `comm_def` of the caller's slice.
     CartSub((MPI_Comm, Ints, *mut MPI_Comm)).2 => None, Kind::CartSub
 );
