@@ -6,6 +6,9 @@ of one application.
 
     validation/profile/overhead.py [--npb DIR] [--repeat 5] [--ranks 2] [--out validation/profile]
 
+`--ranks` defaults to 2, one rank per core of this machine: more ranks than cores make every
+message hop wait for a context switch, which is not what a profiler's overhead is about.
+
 `--npb` is an NPB3.4-MPI source tree (with `config/make.def`); its CG, FT, MG, IS and LU class A
 binaries are built there with `make <bench> CLASS=A` (`bin/` must exist). The repository and
 commit the tree came from go into the report with `--npb-origin "owner/repo@commit"`.
@@ -33,7 +36,8 @@ PRIORITY = os.path.join(ROOT, "validation", "calibration", "priority.sh")
 # communicator programs of the profile tests.
 PROGRAMS = [
     ("ring", ["1", "8", "0"]),  # start-up and MPI_Finalize only: the fixed cost
-    ("ring", ["20000", "8", "0"]),
+    ("ring", ["20000", "8", "0"]),  # latency-bound: calls 1-2 µs apart
+    ("ring", ["20000", "8", "20000"]),  # 20 kflop between calls: about 10 µs apart
     ("stencil2d", ["256", "40"]),
     ("wavefront", ["160", "8", "4"]),
     ("commsplit", ["50"]),
@@ -92,7 +96,8 @@ def main():
     ap.add_argument("--npb", help="NPB3.4-MPI source tree (built outside the repository)")
     ap.add_argument("--npb-origin", default="", help="owner/repo@commit of the NPB tree")
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--ranks", type=int, default=4)
+    # One rank per core, as mpisee's measurements (and validation/tracing/run.py's overhead).
+    ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--out", default=os.path.join(ROOT, "validation", "profile"))
     ap.add_argument("--work", default="/tmp/timeless-profile-overhead")
     args = ap.parse_args()

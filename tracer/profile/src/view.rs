@@ -314,7 +314,7 @@ pub fn by_rank(p: &Profile) -> Table {
     }
 }
 
-/// Per (communicator, operation, size bucket): calls, bytes, time summed over ranks.
+/// Per (communicator, operation, size bucket): calls, bytes, time across members.
 pub fn by_bucket(p: &Profile) -> Table {
     let index: BTreeMap<&str, usize> = p
         .comms
@@ -322,26 +322,31 @@ pub fn by_bucket(p: &Profile) -> Table {
         .enumerate()
         .map(|(i, c)| (c.name.as_str(), i))
         .collect();
-    let mut acc: BTreeMap<(usize, &str, u8), Sums> = BTreeMap::new();
+    let mut acc: BTreeMap<(usize, &str, u8), Acc> = BTreeMap::new();
     for r in &p.rows {
         let ci = index.get(r.comm.as_str()).copied().unwrap_or(usize::MAX);
         let a = acc.entry((ci, r.op.as_str(), r.bucket)).or_default();
-        a.0 += r.stats.calls;
-        a.1 += r.stats.bytes_sent;
-        a.2 += r.stats.bytes_recv;
-        a.3 += r.stats.time_sum_secs;
+        a.calls += r.stats.calls;
+        a.sent += r.stats.bytes_sent;
+        a.recv += r.stats.bytes_recv;
+        *a.time.entry(r.rank).or_default() += r.stats.time_sum_secs;
     }
     let rows = acc
         .into_iter()
-        .filter_map(|((ci, op, b), (calls, sent, recv, time))| {
+        .filter_map(|((ci, op, b), a)| {
+            let c = p.comms.get(ci)?;
+            let [min, avg, max, sum] = spread(&a.time, &c.members);
             Some(vec![
-                Cell::Text(p.comms.get(ci)?.name.clone()),
+                Cell::Text(c.name.clone()),
                 Cell::Text(op.to_string()),
                 Cell::Text(bucket::label(b)),
-                Cell::Int(calls),
-                Cell::Int(sent),
-                Cell::Int(recv),
-                Cell::Secs(time),
+                Cell::Int(a.calls),
+                Cell::Int(a.sent),
+                Cell::Int(a.recv),
+                Cell::Secs(min),
+                Cell::Secs(avg),
+                Cell::Secs(max),
+                Cell::Secs(sum),
             ])
         })
         .collect();
@@ -354,6 +359,9 @@ pub fn by_bucket(p: &Profile) -> Table {
             "calls",
             "bytes_sent",
             "bytes_recv",
+            "time_min_s",
+            "time_avg_s",
+            "time_max_s",
             "time_sum_s",
         ],
         rows,

@@ -127,10 +127,18 @@ fn round_trip_and_views() {
     assert!((secs(&comms.rows[1][8]) - 10e-3).abs() < 1e-15);
 
     let buckets = view::by_bucket(&p);
-    assert!(buckets
+    // W's MPI_Send in [32 KiB, 64 KiB): 2 calls, all on rank 0 (4 ms): across W's 4 members
+    // min 0, avg 1 ms, max 4 ms.
+    let send = buckets
         .rows
         .iter()
-        .any(|r| r[2] == Cell::Text("[32 KiB, 64 KiB)".into()) && r[3] == Cell::Int(2)));
+        .find(|r| r[1] == Cell::Text("MPI_Send".into()))
+        .unwrap();
+    assert_eq!(send[2], Cell::Text("[32 KiB, 64 KiB)".into()));
+    assert_eq!(send[3], Cell::Int(2));
+    assert_eq!(send[6], Cell::Secs(0.0));
+    assert!((secs(&send[7]) - 1e-3).abs() < 1e-15);
+    assert!((secs(&send[8]) - 4e-3).abs() < 1e-15);
 
     // Output formats carry the same figures.
     let csv = view::render(std::slice::from_ref(&ops), Format::Csv);
