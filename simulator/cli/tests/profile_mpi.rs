@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::mpi::{text, timeless, MPI_JOBS};
+use common::mpi::{text, timeless_env, MPI_JOBS};
 use timeless_profile::{store, Profile};
 
 fn tmp() -> PathBuf {
@@ -24,16 +24,22 @@ fn profile_of(program: &str, flag: &str) -> (Profile, PathBuf) {
     let exe = programs().join(program);
     let dir = tmp().join(format!("{program}{flag}"));
     let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
-    let out = timeless(&[
-        "trace",
-        "-n",
-        "4",
-        flag,
-        "-o",
-        dir.to_str().unwrap(),
-        "--",
-        exe.to_str().unwrap(),
-    ]);
+    // Open MPI 4.1's treematch topology component livelocks now and then in
+    // MPI_Dist_graph_create with more ranks than cores (5 of 12 untraced runs of commkinds hung
+    // here); the basic component does not.
+    let out = timeless_env(
+        &[
+            "trace",
+            "-n",
+            "4",
+            flag,
+            "-o",
+            dir.to_str().unwrap(),
+            "--",
+            exe.to_str().unwrap(),
+        ],
+        &[("OMPI_MCA_topo", "basic")],
+    );
     let (o, e) = text(&out);
     assert!(out.status.success(), "{o}{e}");
     assert!(o.contains("profile: "), "{o}");

@@ -75,11 +75,17 @@ pub fn text(o: &Output) -> (String, String) {
 }
 
 pub fn timeless(args: &[&str]) -> Output {
+    timeless_env(args, &[])
+}
+
+/// `timeless` with extra environment variables (passed on to the launcher, e.g. `OMPI_MCA_*`).
+pub fn timeless_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_timeless"));
     if let Some(Some(lib)) = PRELOAD.get() {
         cmd.env("TIMELESS_PRELOAD", lib);
     }
-    cmd.current_dir(root())
+    cmd.envs(env.iter().copied())
+        .current_dir(root())
         .args(args)
         .output()
         .expect("run timeless")
