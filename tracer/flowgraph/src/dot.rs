@@ -1,0 +1,126 @@
+//! Graphviz pictures of flow graphs: one `digraph` per distinct graph, its label listing the
+//! ranks it stands for; node size by visits, edge width by count (log scale), and on the exits
+//! of branch nodes the sequence numbers and counts of §2.1 (`seq:count`, a compressed pattern
+//! shown as `[seq..]xN`).
+
+use std::fmt::Write as _;
+
+use timeless_grammar::signature::rebuild;
+use timeless_grammar::text::write_action;
+
+use crate::pattern::compress;
+use crate::FlowGraphs;
+
+/// The DOT text of every distinct graph.
+pub fn to_dot(g: &FlowGraphs) -> String {
+    let mut out = String::new();
+    let n = g.ranks.len() as u32;
+    for (gi, graph) in g.graphs.iter().enumerate() {
+        let ranks: Vec<u32> = g
+            .ranks
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.graph == gi)
+            .map(|(r, _)| r as u32)
+            .collect();
+        let first = ranks.first().copied().unwrap_or(0);
+        let _ = writeln!(out, "digraph graph{gi} {{");
+        let _ = writeln!(
+            out,
+            "  label=\"ranks {}\"; labelloc=t; node [shape=box, fontname=\"sans-serif\"];",
+            ranges(&ranks)
+        );
+        let max_visits = graph.visits.iter().copied().max().unwrap_or(1).max(1) as f64;
+        for (i, sig) in graph.signatures.iter().enumerate() {
+            // The node's action as rank `first` runs it (volume 0 stands for compute phases).
+            let label = match rebuild(sig, 0, first, n.max(1), Some(0.0)) {
+                Ok((a, comm)) => {
+                    let mut l = String::new();
+                    let _ = write_action(&mut l, first, &a, n.max(1));
+                    let l = l
+                        .trim()
+                        .trim_start_matches(|c: char| c.is_ascii_digit())
+                        .trim();
+                    let l = if a.keyword() == "compute" || a.keyword() == "sleep" {
+                        a.keyword().to_string()
+                    } else {
+                        l.to_string()
+                    };
+                    if comm != 0 {
+                        format!("{l} comm={comm}")
+                    } else {
+                        l
+                    }
+                }
+                Err(_) => format!("node {i}"),
+            };
+            let v = graph.visits[i];
+            let size = 10.0 + 8.0 * (v as f64).ln_1p() / max_visits.ln_1p();
+            let _ = writeln!(
+                out,
+                "  n{i} [label=\"{}\\n{v}x\", fontsize={size:.1}];",
+                label.replace('"', "'")
+            );
+        }
+        for (from, exits) in graph.exits.iter().enumerate() {
+            let mut totals: std::collections::BTreeMap<u32, u64> = Default::default();
+            for r in exits {
+                *totals.entry(r.to).or_default() += r.count;
+            }
+            let branch = totals.len() > 1;
+            let segs = compress(exits);
+            for (to, count) in totals {
+                let width = 1.0 + (count as f64).ln_1p() / 2.0;
+                let mut label = count.to_string();
+                if branch {
+                    // Sequence numbers of this edge's runs (1-based, over the expanded list).
+                    let mut seq = 1u64;
+                    let mut parts = Vec::new();
+                    for s in &segs {
+                        let hits: Vec<String> = s
+                            .pattern
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, r)| r.to == to)
+                            .map(|(k, r)| format!("{}:{}", seq + k as u64, r.count))
+                            .collect();
+                        if !hits.is_empty() {
+                            if s.repeat > 1 {
+                                parts.push(format!("[{}]x{}", hits.join(","), s.repeat));
+                            } else {
+                                parts.push(hits.join(","));
+                            }
+                        }
+                        seq += s.repeat * s.pattern.len() as u64;
+                    }
+                    label = parts.join(" ");
+                }
+                let _ = writeln!(
+                    out,
+                    "  n{from} -> n{to} [label=\"{label}\", penwidth={width:.2}];"
+                );
+            }
+        }
+        let _ = writeln!(out, "}}");
+    }
+    out
+}
+
+/// `0-3,5,7-9`.
+fn ranges(v: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let mut j = i;
+        while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            v[i].to_string()
+        } else {
+            format!("{}-{}", v[i], v[j])
+        });
+        i = j + 1;
+    }
+    out.join(",")
+}

@@ -1,0 +1,219 @@
+//! The graph file (`timeless flowgraph -o OUT.tfg`), little-endian varints:
+//!
+//! ```text
+//! "TLFG" u8 version=1
+//! varint ranks, varint graphs
+//! per graph:  varint nodes; per node: varint len, signature bytes
+//!             varint entry (0: empty trace, else node + 1)
+//!             per node: varint segments; per segment: varint pattern length,
+//!                       (varint to, varint count) per run, varint repeat
+//! per rank:   varint graph; per node of that graph: varint volumes, f64 LE each
+//! ```
+//!
+//! Every count read is checked against the bytes left before anything is allocated (each item
+//! takes at least one byte), node ids against the node count, run counts and repeats >= 1; a
+//! truncated or damaged file gives [`FlowGraphError::Corrupt`] with the byte offset.
+
+use std::path::Path;
+
+use timeless_grammar::varint::{put_u64, Reader};
+
+use crate::error::FlowGraphError;
+use crate::graph::{RankGraph, Run};
+use crate::pattern::{compress, expand, Segment};
+use crate::FlowGraphs;
+
+/// File magic.
+pub const MAGIC: &[u8; 4] = b"TLFG";
+/// Format version.
+pub const VERSION: u8 = 1;
+
+/// The file's bytes.
+pub fn encode(g: &FlowGraphs) -> Vec<u8> {
+    let mut b = MAGIC.to_vec();
+    b.push(VERSION);
+    put_u64(&mut b, g.ranks.len() as u64);
+    put_u64(&mut b, g.graphs.len() as u64);
+    for graph in &g.graphs {
+        put_u64(&mut b, graph.signatures.len() as u64);
+        for s in &graph.signatures {
+            put_u64(&mut b, s.len() as u64);
+            b.extend_from_slice(s);
+        }
+        put_u64(&mut b, graph.entry.map_or(0, |e| u64::from(e) + 1));
+        for exits in &graph.exits {
+            let segs = compress(exits);
+            put_u64(&mut b, segs.len() as u64);
+            for s in &segs {
+                put_u64(&mut b, s.pattern.len() as u64);
+                for r in &s.pattern {
+                    put_u64(&mut b, u64::from(r.to));
+                    put_u64(&mut b, r.count);
+                }
+                put_u64(&mut b, s.repeat);
+            }
+        }
+    }
+    for r in &g.ranks {
+        put_u64(&mut b, r.graph as u64);
+        for v in &r.volumes {
+            put_u64(&mut b, v.len() as u64);
+            for x in v {
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+    }
+    b
+}
+
+/// Parses a graph file's bytes (`path` names it in errors).
+///
+/// # Errors
+/// [`FlowGraphError::Corrupt`] with the offset of the first byte that is not as expected.
+pub fn decode(bytes: &[u8], path: &Path) -> Result<FlowGraphs, FlowGraphError> {
+    let corrupt = |offset: usize, what: String| FlowGraphError::Corrupt {
+        path: path.to_path_buf(),
+        offset,
+        what,
+    };
+    let g = |e: timeless_grammar::GrammarError| match e {
+        timeless_grammar::GrammarError::Corrupt { offset, what } => corrupt(offset as usize, what),
+        other => corrupt(0, other.to_string()),
+    };
+    if bytes.len() < 5 || &bytes[..4] != MAGIC {
+        return Err(corrupt(
+            0,
+            "expected the magic \"TLFG\" of a timeless flow graph".into(),
+        ));
+    }
+    if bytes[4] != VERSION {
+        return Err(corrupt(
+            4,
+            format!("format version {}, expected {VERSION}", bytes[4]),
+        ));
+    }
+    let mut r = Reader::new(&bytes[5..], 5);
+    // A count of items that take at least `min` bytes each, checked against what is left.
+    let count = |r: &mut Reader, what: &str, min: usize| -> Result<usize, FlowGraphError> {
+        let at = r.offset();
+        let n = r.varint(what).map_err(g)?;
+        if n > (r.remaining() / min.max(1)) as u64 {
+            return Err(corrupt(at, format!("{what} {n}: more than the bytes left")));
+        }
+        Ok(n as usize)
+    };
+    let nranks = count(&mut r, "rank count", 1)?;
+    let ngraphs = count(&mut r, "graph count", 2)?;
+    let mut graphs = Vec::with_capacity(ngraphs);
+    for _ in 0..ngraphs {
+        let nodes = count(&mut r, "node count", 2)?;
+        let mut signatures = Vec::with_capacity(nodes);
+        for _ in 0..nodes {
+            let len = count(&mut r, "signature length", 1)?;
+            signatures.push(r.take(len, "signature").map_err(g)?.to_vec());
+        }
+        let at = r.offset();
+        let entry = match r.varint("entry").map_err(g)? {
+            0 => None,
+            e if e <= nodes as u64 => Some((e - 1) as u32),
+            e => return Err(corrupt(at, format!("entry node {} of {nodes}", e - 1))),
+        };
+        let mut exits = Vec::with_capacity(nodes);
+        for _ in 0..nodes {
+            let nseg = count(&mut r, "segment count", 3)?;
+            let mut segs = Vec::with_capacity(nseg);
+            for _ in 0..nseg {
+                let plen = count(&mut r, "pattern length", 2)?;
+                if plen == 0 {
+                    return Err(corrupt(r.offset(), "an empty pattern".into()));
+                }
+                let mut pattern = Vec::with_capacity(plen);
+                for _ in 0..plen {
+                    let at = r.offset();
+                    let to = r.varint("successor").map_err(g)?;
+                    if to >= nodes as u64 {
+                        return Err(corrupt(at, format!("successor {to} of {nodes} nodes")));
+                    }
+                    let at = r.offset();
+                    let c = r.varint("run count").map_err(g)?;
+                    if c == 0 {
+                        return Err(corrupt(at, "a run of 0 visits".into()));
+                    }
+                    pattern.push(Run {
+                        to: to as u32,
+                        count: c,
+                    });
+                }
+                let at = r.offset();
+                let repeat = r.varint("repeat").map_err(g)?;
+                if repeat == 0 {
+                    return Err(corrupt(at, "a pattern repeated 0 times".into()));
+                }
+                segs.push(Segment { pattern, repeat });
+            }
+            // Bounded: every run of the expansion is at least one visit, and visits are
+            // bounded by the volumes and signatures a file can state... so cap the expansion.
+            let total: u64 = segs
+                .iter()
+                .map(|s| s.repeat.saturating_mul(s.pattern.len() as u64))
+                .fold(0u64, u64::saturating_add);
+            if total > 1 << 32 {
+                return Err(corrupt(
+                    r.offset(),
+                    format!("{total} exit runs for one node"),
+                ));
+            }
+            exits.push(expand(&segs));
+        }
+        let mut graph = RankGraph {
+            signatures,
+            entry,
+            exits,
+            visits: vec![0; nodes],
+            volumes: vec![Vec::new(); nodes],
+        };
+        graph.visits = visits(&graph);
+        graphs.push(graph);
+    }
+    let mut ranks = Vec::with_capacity(nranks);
+    for _ in 0..nranks {
+        let at = r.offset();
+        let gi = r.varint("graph index").map_err(g)?;
+        let Some(graph) = graphs.get(gi as usize) else {
+            return Err(corrupt(at, format!("graph {gi} of {}", graphs.len())));
+        };
+        let mut volumes = Vec::with_capacity(graph.signatures.len());
+        for _ in 0..graph.signatures.len() {
+            let n = count(&mut r, "volume count", 8)?;
+            let mut v = Vec::with_capacity(n);
+            for _ in 0..n {
+                v.push(f64::from_le_bytes(
+                    r.take(8, "volume").map_err(g)?.try_into().unwrap_or([0; 8]),
+                ));
+            }
+            volumes.push(v);
+        }
+        ranks.push(crate::RankEntry {
+            graph: gi as usize,
+            volumes,
+        });
+    }
+    if !r.is_empty() {
+        return Err(corrupt(r.offset(), "bytes after the last rank".into()));
+    }
+    Ok(FlowGraphs { graphs, ranks })
+}
+
+/// Visits of each node: its incoming edge counts, plus one for the entry.
+pub fn visits(g: &RankGraph) -> Vec<u64> {
+    let mut v = vec![0u64; g.signatures.len()];
+    if let Some(e) = g.entry {
+        v[e as usize] += 1;
+    }
+    for exits in &g.exits {
+        for r in exits {
+            v[r.to as usize] = v[r.to as usize].saturating_add(r.count);
+        }
+    }
+    v
+}
