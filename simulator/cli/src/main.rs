@@ -7,6 +7,7 @@
 mod calibrate;
 mod compensate;
 mod compress;
+mod flowgraph;
 mod output;
 mod profile;
 mod simulate;
@@ -46,6 +47,9 @@ enum Command {
     /// Read communicator-centric profiles (mpisee-through): `timeless profile run.db`,
     /// `timeless profile diff measured.db simulated.db`.
     Profile(profile::ProfileArgs),
+    /// Event flow graphs (002_*) of a trace, or a trace rebuilt from its graph:
+    /// `timeless flowgraph TRACE -o g.tfg`, `timeless flowgraph --reconstruct g.tfg -o DIR`.
+    Flowgraph(flowgraph::FlowgraphArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => compress::run_stats(args),
         Command::Validate(args) => validate::run(args),
         Command::Profile(args) => profile::run(args),
+        Command::Flowgraph(args) => flowgraph::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

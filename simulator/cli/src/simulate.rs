@@ -290,7 +290,7 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
 
 /// Opens a trace argument: a compressed trace (recognised by its magic number) or a TI text
 /// trace (list file or shared file).
-fn open_traces(path: &Path) -> Result<OpenedTrace, Failure> {
+pub(crate) fn open_traces(path: &Path) -> Result<OpenedTrace, Failure> {
     let mut head = [0u8; 8];
     let n = {
         use std::io::Read;
@@ -327,8 +327,8 @@ fn open_traces(path: &Path) -> Result<OpenedTrace, Failure> {
 }
 
 /// A trace argument, opened.
-struct OpenedTrace {
-    set: Box<dyn TraceSet>,
+pub(crate) struct OpenedTrace {
+    pub(crate) set: Box<dyn TraceSet>,
     /// First rank's file of a text trace: `trace-meta.json` is looked for next to it.
     first_file: Option<PathBuf>,
     /// `trace-meta.json` bytes embedded in a compressed trace (decoded once, with the trace).
