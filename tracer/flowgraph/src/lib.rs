@@ -5,7 +5,7 @@
 //! * [`graph`]: one rank's multidigraph ([`RankGraph`]): nodes, runs of exits, volumes; the walk
 //!   that gives the events back.
 //! * [`pattern`]: §2.2's compression of exit runs into repeated patterns.
-//! * [`format`]: the checked binary file.
+//! * [`mod@format`]: the checked binary file.
 //! * [`dot`]: Graphviz pictures.
 //!
 //! # Worked example
