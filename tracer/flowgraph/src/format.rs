@@ -7,8 +7,13 @@
 //!             varint entry (0: empty trace, else node + 1)
 //!             per node: varint segments; per segment: varint pattern length,
 //!                       (varint to, varint count) per run, varint repeat
-//! per rank:   varint graph; per node of that graph: varint volumes, f64 LE each
+//! per rank:   varint graph; per node of that graph: varint runs of volumes; per run:
+//!             varint (length << 1 | integral), then the value: zigzag varint if integral
+//!             (|v| < 2^53), else f64 LE
 //! ```
+//!
+//! Volumes are flops (or seconds of `sleep`): captured ones are whole flops, so most take a
+//! varint of 3-5 bytes instead of 8, and runs of equal values (generated traces) one run.
 //!
 //! Every count read is checked against the bytes left before anything is allocated (each item
 //! takes at least one byte), node ids against the node count, run counts and repeats >= 1; a
@@ -57,13 +62,37 @@ pub fn encode(g: &FlowGraphs) -> Vec<u8> {
     for r in &g.ranks {
         put_u64(&mut b, r.graph as u64);
         for v in &r.volumes {
-            put_u64(&mut b, v.len() as u64);
-            for x in v {
-                b.extend_from_slice(&x.to_le_bytes());
-            }
+            put_volumes(&mut b, v);
         }
     }
     b
+}
+
+/// Largest magnitude stored as an integer (every integer below it is an exact f64).
+const MAX_INTEGRAL: f64 = 9_007_199_254_740_992.0; // 2^53
+
+fn integral(x: f64) -> bool {
+    x.fract() == 0.0 && x.abs() < MAX_INTEGRAL && !(x == 0.0 && x.is_sign_negative())
+}
+
+fn put_volumes(b: &mut Vec<u8>, v: &[f64]) {
+    let mut runs: Vec<(f64, u64)> = Vec::new();
+    for &x in v {
+        match runs.last_mut() {
+            Some((y, n)) if y.to_bits() == x.to_bits() => *n += 1,
+            _ => runs.push((x, 1)),
+        }
+    }
+    put_u64(b, runs.len() as u64);
+    for (x, n) in runs {
+        let int = integral(x);
+        put_u64(b, n << 1 | u64::from(int));
+        if int {
+            timeless_grammar::varint::put_i64(b, x as i64);
+        } else {
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+    }
 }
 
 /// Parses a graph file's bytes (`path` names it in errors).
@@ -183,13 +212,29 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<FlowGraphs, FlowGraphError> {
             return Err(corrupt(at, format!("graph {gi} of {}", graphs.len())));
         };
         let mut volumes = Vec::with_capacity(graph.signatures.len());
-        for _ in 0..graph.signatures.len() {
-            let n = count(&mut r, "volume count", 8)?;
-            let mut v = Vec::with_capacity(n);
-            for _ in 0..n {
-                v.push(f64::from_le_bytes(
-                    r.take(8, "volume").map_err(g)?.try_into().unwrap_or([0; 8]),
-                ));
+        for node in 0..graph.signatures.len() {
+            let nruns = count(&mut r, "volume run count", 2)?;
+            let mut v = Vec::new();
+            for _ in 0..nruns {
+                let at = r.offset();
+                let head = r.varint("volume run").map_err(g)?;
+                let n = head >> 1;
+                // A node has at most one volume per visit: that bounds what is allocated.
+                if n == 0 || v.len() as u64 + n > graph.visits[node] {
+                    return Err(corrupt(
+                        at,
+                        format!(
+                            "a run of {n} volumes for node {node} of {} visits",
+                            graph.visits[node]
+                        ),
+                    ));
+                }
+                let x = if head & 1 == 1 {
+                    r.zigzag("volume").map_err(g)? as f64
+                } else {
+                    f64::from_le_bytes(r.take(8, "volume").map_err(g)?.try_into().unwrap_or([0; 8]))
+                };
+                v.extend(std::iter::repeat_n(x, n as usize));
             }
             volumes.push(v);
         }
