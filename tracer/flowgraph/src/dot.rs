@@ -1,5 +1,5 @@
-//! Graphviz pictures of flow graphs: one `digraph` per distinct graph, its label listing the
-//! ranks it stands for; node size by visits, edge width by count (log scale), and on the exits
+//! Graphviz pictures of flow graphs: one `digraph` with a cluster per distinct graph (so one
+//! picture holds them all), each labelled with the ranks it stands for; node size by visits, edge width by count (log scale), and on the exits
 //! of branch nodes the sequence numbers and counts of §2.1 (`seq:count`, a compressed pattern
 //! shown as `[seq..]xN`).
 
@@ -13,7 +13,9 @@ use crate::FlowGraphs;
 
 /// The DOT text of every distinct graph.
 pub fn to_dot(g: &FlowGraphs) -> String {
-    let mut out = String::new();
+    let mut out = String::from(
+        "digraph flowgraphs {\n  node [shape=box, fontname=\"sans-serif\"];\n",
+    );
     let n = g.ranks.len() as u32;
     for (gi, graph) in g.graphs.iter().enumerate() {
         let ranks: Vec<u32> = g
@@ -24,12 +26,8 @@ pub fn to_dot(g: &FlowGraphs) -> String {
             .map(|(r, _)| r as u32)
             .collect();
         let first = ranks.first().copied().unwrap_or(0);
-        let _ = writeln!(out, "digraph graph{gi} {{");
-        let _ = writeln!(
-            out,
-            "  label=\"ranks {}\"; labelloc=t; node [shape=box, fontname=\"sans-serif\"];",
-            ranges(&ranks)
-        );
+        let _ = writeln!(out, "subgraph cluster_{gi} {{");
+        let _ = writeln!(out, "  label=\"ranks {}\"; labelloc=t;", ranges(&ranks));
         let max_visits = graph.visits.iter().copied().max().unwrap_or(1).max(1) as f64;
         for (i, sig) in graph.signatures.iter().enumerate() {
             // The node's action as rank `first` runs it (volume 0 stands for compute phases).
@@ -58,7 +56,7 @@ pub fn to_dot(g: &FlowGraphs) -> String {
             let size = 10.0 + 8.0 * (v as f64).ln_1p() / max_visits.ln_1p();
             let _ = writeln!(
                 out,
-                "  n{i} [label=\"{}\\n{v}x\", fontsize={size:.1}];",
+                "  g{gi}n{i} [label=\"{}\\n{v}x\", fontsize={size:.1}];",
                 label.replace('"', "'")
             );
         }
@@ -97,12 +95,13 @@ pub fn to_dot(g: &FlowGraphs) -> String {
                 }
                 let _ = writeln!(
                     out,
-                    "  n{from} -> n{to} [label=\"{label}\", penwidth={width:.2}];"
+                    "  g{gi}n{from} -> g{gi}n{to} [label=\"{label}\", penwidth={width:.2}];"
                 );
             }
         }
         let _ = writeln!(out, "}}");
     }
+    out.push_str("}\n");
     out
 }
 

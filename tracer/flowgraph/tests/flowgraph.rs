@@ -126,8 +126,8 @@ fn figure_two_by_hand() {
     let dot = timeless_flowgraph::dot::to_dot(&g);
     assert!(dot.contains("label=\"ranks 0-1\""), "{dot}");
     // The branch node's exits carry their sequence numbers: bcast first, gather second.
-    assert!(dot.contains("n0 -> n1 [label=\"1:5\""), "{dot}");
-    assert!(dot.contains("n0 -> n3 [label=\"2:5\""), "{dot}");
+    assert!(dot.contains("g0n0 -> g0n1 [label=\"1:5\""), "{dot}");
+    assert!(dot.contains("g0n0 -> g0n3 [label=\"2:5\""), "{dot}");
     // The rebuilt lines state the default root explicitly (`bcast 100 0`): same events.
     for r in 0..2 {
         assert_eq!(
