@@ -18,8 +18,8 @@ pub struct FlowgraphArgs {
     /// trace.
     #[arg(short = 'o', long)]
     pub out: PathBuf,
-    /// What to write: the binary graph (`bin`, read back by --reconstruct), Graphviz `dot`, or
-    /// `svg` (Graphviz's `dot -Tsvg`, which must be installed).
+    /// What to write: the binary graph (`bin`, read back by --reconstruct), Graphviz `dot`,
+    /// `svg` (Graphviz's `dot -Tsvg`, which must be installed) or `json`.
     #[arg(long, value_enum, default_value_t = GraphFormat::Bin)]
     pub format: GraphFormat,
     /// Rebuild every rank's TI trace from a graph file.
@@ -37,6 +37,8 @@ pub enum GraphFormat {
     Bin,
     /// Graphviz DOT text.
     Dot,
+    /// JSON for other tools (nodes, visits, exit runs per distinct graph).
+    Json,
     /// SVG drawn by Graphviz.
     Svg,
 }
@@ -78,6 +80,7 @@ pub fn run(args: FlowgraphArgs) -> Result<(), Failure> {
     match args.format {
         GraphFormat::Bin => write(&format::encode(&g))?,
         GraphFormat::Dot => write(dot::to_dot(&g).as_bytes())?,
+        GraphFormat::Json => write(dot::to_json(&g).as_bytes())?,
         GraphFormat::Svg => {
             let svg = graphviz(&dot::to_dot(&g)).map_err(Failure::Other)?;
             write(&svg)?;

@@ -13,9 +13,8 @@ use crate::FlowGraphs;
 
 /// The DOT text of every distinct graph.
 pub fn to_dot(g: &FlowGraphs) -> String {
-    let mut out = String::from(
-        "digraph flowgraphs {\n  node [shape=box, fontname=\"sans-serif\"];\n",
-    );
+    let mut out =
+        String::from("digraph flowgraphs {\n  node [shape=box, fontname=\"sans-serif\"];\n");
     let n = g.ranks.len() as u32;
     for (gi, graph) in g.graphs.iter().enumerate() {
         let ranks: Vec<u32> = g
@@ -30,28 +29,7 @@ pub fn to_dot(g: &FlowGraphs) -> String {
         let _ = writeln!(out, "  label=\"ranks {}\"; labelloc=t;", ranges(&ranks));
         let max_visits = graph.visits.iter().copied().max().unwrap_or(1).max(1) as f64;
         for (i, sig) in graph.signatures.iter().enumerate() {
-            // The node's action as rank `first` runs it (volume 0 stands for compute phases).
-            let label = match rebuild(sig, 0, first, n.max(1), Some(0.0)) {
-                Ok((a, comm)) => {
-                    let mut l = String::new();
-                    let _ = write_action(&mut l, first, &a, n.max(1));
-                    let l = l
-                        .trim()
-                        .trim_start_matches(|c: char| c.is_ascii_digit())
-                        .trim();
-                    let l = if a.keyword() == "compute" || a.keyword() == "sleep" {
-                        a.keyword().to_string()
-                    } else {
-                        l.to_string()
-                    };
-                    if comm != 0 {
-                        format!("{l} comm={comm}")
-                    } else {
-                        l
-                    }
-                }
-                Err(_) => format!("node {i}"),
-            };
+            let label = node_label(sig, first, n).unwrap_or_else(|| format!("node {i}"));
             let v = graph.visits[i];
             let size = 10.0 + 8.0 * (v as f64).ln_1p() / max_visits.ln_1p();
             let _ = writeln!(
@@ -103,6 +81,71 @@ pub fn to_dot(g: &FlowGraphs) -> String {
     }
     out.push_str("}\n");
     out
+}
+
+/// The node label of signature `sig` as rank `rank` of `n` runs it (compute and sleep without
+/// their volume).
+pub fn node_label(sig: &[u8], rank: u32, n: u32) -> Option<String> {
+    let (a, comm) = rebuild(sig, 0, rank, n.max(1), Some(0.0)).ok()?;
+    if a.keyword() == "compute" || a.keyword() == "sleep" {
+        return Some(a.keyword().to_string());
+    }
+    let mut l = String::new();
+    write_action(&mut l, rank, &a, n.max(1)).ok()?;
+    let l = l
+        .trim()
+        .trim_start_matches(|c: char| c.is_ascii_digit())
+        .trim();
+    Some(if comm != 0 {
+        format!("{l} comm={comm}")
+    } else {
+        l.to_string()
+    })
+}
+
+/// The graphs as JSON for other tools: per distinct graph, its ranks, entry node, nodes (label,
+/// visits) and each node's exit runs in sequence order (`{"to", "count"}`); volumes are left
+/// out.
+pub fn to_json(g: &FlowGraphs) -> String {
+    use serde_json::{json, Value};
+    let n = g.ranks.len() as u32;
+    let graphs: Vec<Value> = g
+        .graphs
+        .iter()
+        .enumerate()
+        .map(|(gi, graph)| {
+            let ranks: Vec<u32> = g
+                .ranks
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.graph == gi)
+                .map(|(r, _)| r as u32)
+                .collect();
+            let first = ranks.first().copied().unwrap_or(0);
+            let nodes: Vec<Value> = graph
+                .signatures
+                .iter()
+                .enumerate()
+                .map(|(i, sig)| {
+                    let exits: Vec<Value> = graph.exits[i]
+                        .iter()
+                        .map(|r| json!({"to": r.to, "count": r.count}))
+                        .collect();
+                    json!({
+                        "id": i,
+                        "label": node_label(sig, first, n).unwrap_or_else(|| format!("node {i}")),
+                        "visits": graph.visits[i],
+                        "exits": exits,
+                    })
+                })
+                .collect();
+            json!({"ranks": ranks, "entry": graph.entry, "nodes": nodes})
+        })
+        .collect();
+    let mut s =
+        serde_json::to_string_pretty(&json!({"ranks": n, "graphs": graphs})).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 /// `0-3,5,7-9`.

@@ -128,6 +128,15 @@ fn figure_two_by_hand() {
     // The branch node's exits carry their sequence numbers: bcast first, gather second.
     assert!(dot.contains("g0n0 -> g0n1 [label=\"1:5\""), "{dot}");
     assert!(dot.contains("g0n0 -> g0n3 [label=\"2:5\""), "{dot}");
+    // JSON: the branch node's two runs, in sequence order.
+    let json: serde_json::Value =
+        serde_json::from_str(&timeless_flowgraph::dot::to_json(&g)).unwrap();
+    assert_eq!(json["graphs"][0]["ranks"], serde_json::json!([0, 1]));
+    assert_eq!(
+        json["graphs"][0]["nodes"][0]["exits"],
+        serde_json::json!([{"to": 1, "count": 5}, {"to": 3, "count": 5}])
+    );
+    assert_eq!(json["graphs"][0]["nodes"][0]["label"], "barrier");
     // The rebuilt lines state the default root explicitly (`bcast 100 0`): same events.
     for r in 0..2 {
         assert_eq!(
