@@ -25,6 +25,10 @@ pub struct FlowgraphArgs {
     /// Rebuild every rank's TI trace from a graph file.
     #[arg(long)]
     pub reconstruct: bool,
+    /// The input is a timed trace (`timed-list.txt` of `timeless trace --timestamps`): nodes
+    /// get the durations of their visits (min, max, total).
+    #[arg(long, conflicts_with = "reconstruct")]
+    pub timed: bool,
     /// Ranks (default: as many as the trace list names).
     #[arg(short = 'n', long = "np")]
     pub np: Option<u32>,
@@ -60,18 +64,23 @@ pub fn run(args: FlowgraphArgs) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    let opened = crate::simulate::open_traces(&args.input)?;
-    let n = match (args.np, opened.set.ranks()) {
-        (Some(n), _) => n,
-        (None, Some(k)) => k as u32,
-        (None, None) => {
-            return Err(input(anyhow!(
-                "{} is one file shared by all ranks: give the rank count with -n",
-                args.input.display()
-            )))
-        }
+    let g = if args.timed {
+        FlowGraphs::from_timed(&args.input).map_err(|e| input(e.into()))?
+    } else {
+        let opened = crate::simulate::open_traces(&args.input)?;
+        let n = match (args.np, opened.set.ranks()) {
+            (Some(n), _) => n,
+            (None, Some(k)) => k as u32,
+            (None, None) => {
+                return Err(input(anyhow!(
+                    "{} is one file shared by all ranks: give the rank count with -n",
+                    args.input.display()
+                )))
+            }
+        };
+        FlowGraphs::from_traces(&*opened.set, n).map_err(|e| input(e.into()))?
     };
-    let g = FlowGraphs::from_traces(&*opened.set, n).map_err(|e| input(e.into()))?;
+    let n = g.ranks.len() as u32;
     let write = |bytes: &[u8]| {
         std::fs::write(&args.out, bytes)
             .with_context(|| format!("cannot write {}", args.out.display()))

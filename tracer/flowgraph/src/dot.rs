@@ -1,5 +1,6 @@
 //! Graphviz pictures of flow graphs: one `digraph` with a cluster per distinct graph (so one
-//! picture holds them all), each labelled with the ranks it stands for; node size by visits, edge width by count (log scale), and on the exits
+//! picture holds them all), each labelled with the ranks it stands for; node labels with the
+//! first rank's total time in the node when the graph comes from a timed trace; node size by visits, edge width by count (log scale), and on the exits
 //! of branch nodes the sequence numbers and counts of §2.1 (`seq:count`, a compressed pattern
 //! shown as `[seq..]xN`).
 
@@ -31,6 +32,10 @@ pub fn to_dot(g: &FlowGraphs) -> String {
         for (i, sig) in graph.signatures.iter().enumerate() {
             let label = node_label(sig, first, n).unwrap_or_else(|| format!("node {i}"));
             let v = graph.visits[i];
+            let label = match g.ranks.get(first as usize).and_then(|e| e.durations.get(i)) {
+                Some(Some(d)) => format!("{label}\\n{:.3e} s", d.total_secs),
+                _ => label,
+            };
             let size = 10.0 + 8.0 * (v as f64).ln_1p() / max_visits.ln_1p();
             let _ = writeln!(
                 out,
@@ -131,11 +136,18 @@ pub fn to_json(g: &FlowGraphs) -> String {
                         .iter()
                         .map(|r| json!({"to": r.to, "count": r.count}))
                         .collect();
+                    let d = g
+                        .ranks
+                        .get(first as usize)
+                        .and_then(|e| e.durations.get(i).copied().flatten());
                     json!({
                         "id": i,
                         "label": node_label(sig, first, n).unwrap_or_else(|| format!("node {i}")),
                         "visits": graph.visits[i],
                         "exits": exits,
+                        "seconds": d.map(|d| json!({
+                            "min": d.min_secs, "max": d.max_secs, "total": d.total_secs
+                        })),
                     })
                 })
                 .collect();

@@ -18,6 +18,16 @@ pub enum FlowGraphError {
         /// What was expected.
         what: String,
     },
+    /// A line of a timed trace that is not one.
+    #[error("{path}:{line}: {what}")]
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// What was expected.
+        what: String,
+    },
     /// A signature that does not rebuild into an action, or an action no TI line expresses.
     #[error("{path}: rank {rank}: {source}")]
     Signature {

@@ -10,6 +10,7 @@
 //! per rank:   varint graph; per node of that graph: varint runs of volumes; per run:
 //!             varint (length << 1 | integral), then the value: zigzag varint if integral
 //!             (|v| < 2^53), else f64 LE
+//!             u8 durations (0: none, 1: per node u8 present + min, max, total f64 LE)
 //! ```
 //!
 //! Volumes are flops (or seconds of `sleep`): captured ones are whole flops, so most take a
@@ -63,6 +64,22 @@ pub fn encode(g: &FlowGraphs) -> Vec<u8> {
         put_u64(&mut b, r.graph as u64);
         for v in &r.volumes {
             put_volumes(&mut b, v);
+        }
+        if r.durations.is_empty() {
+            b.push(0);
+        } else {
+            b.push(1);
+            for d in &r.durations {
+                match d {
+                    None => b.push(0),
+                    Some(d) => {
+                        b.push(1);
+                        for x in [d.min_secs, d.max_secs, d.total_secs] {
+                            b.extend_from_slice(&x.to_le_bytes());
+                        }
+                    }
+                }
+            }
         }
     }
     b
@@ -238,9 +255,42 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<FlowGraphs, FlowGraphError> {
             }
             volumes.push(v);
         }
+        let at = r.offset();
+        let durations = match r.u8("durations flag").map_err(g)? {
+            0 => Vec::new(),
+            1 => {
+                let mut d = Vec::with_capacity(graph.signatures.len());
+                for _ in 0..graph.signatures.len() {
+                    let at = r.offset();
+                    d.push(match r.u8("duration flag").map_err(g)? {
+                        0 => None,
+                        1 => {
+                            let mut x = [0f64; 3];
+                            for v in &mut x {
+                                *v = f64::from_le_bytes(
+                                    r.take(8, "duration")
+                                        .map_err(g)?
+                                        .try_into()
+                                        .unwrap_or([0; 8]),
+                                );
+                            }
+                            Some(crate::Durations {
+                                min_secs: x[0],
+                                max_secs: x[1],
+                                total_secs: x[2],
+                            })
+                        }
+                        f => return Err(corrupt(at, format!("duration flag {f}"))),
+                    });
+                }
+                d
+            }
+            f => return Err(corrupt(at, format!("durations flag {f}"))),
+        };
         ranks.push(crate::RankEntry {
             graph: gi as usize,
             volumes,
+            durations,
         });
     }
     if !r.is_empty() {

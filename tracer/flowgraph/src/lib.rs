@@ -39,6 +39,39 @@ pub struct RankEntry {
     pub graph: usize,
     /// Per node of that graph, the compute/sleep volumes of its visits.
     pub volumes: Vec<Vec<f64>>,
+    /// Per node, the durations of its visits (from a timed trace); empty when the trace has no
+    /// times.
+    pub durations: Vec<Option<Durations>>,
+}
+
+/// Time spent in a node's visits (wall seconds of a timed trace: exit - enter).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Durations {
+    /// Shortest visit, s.
+    pub min_secs: f64,
+    /// Longest visit, s.
+    pub max_secs: f64,
+    /// All visits, s.
+    pub total_secs: f64,
+}
+
+impl Durations {
+    fn add(this: &mut Option<Durations>, secs: f64) {
+        match this {
+            None => {
+                *this = Some(Durations {
+                    min_secs: secs,
+                    max_secs: secs,
+                    total_secs: secs,
+                })
+            }
+            Some(d) => {
+                d.min_secs = d.min_secs.min(secs);
+                d.max_secs = d.max_secs.max(secs);
+                d.total_secs += secs;
+            }
+        }
+    }
 }
 
 /// The flow graphs of a run: the distinct graphs, and each rank's.
@@ -87,9 +120,91 @@ impl FlowGraphs {
                 graphs.push(g);
                 graphs.len() - 1
             });
-            ranks.push(RankEntry { graph: gi, volumes });
+            ranks.push(RankEntry {
+                graph: gi,
+                volumes,
+                durations: Vec::new(),
+            });
         }
         FlowGraphs { graphs, ranks }
+    }
+
+    /// Builds the graphs of a timed trace (`timeless trace --timestamps`: `timed-list.txt`, lines
+    /// `<rank> <enter> <exit> <action...>`), with each node's visit durations. Timed traces
+    /// carry no compute lines: the graph has no compute nodes.
+    ///
+    /// # Errors
+    /// [`FlowGraphError::Line`] naming file:line for a line that is not a timed TI line;
+    /// I/O errors.
+    pub fn from_timed(list: &Path) -> Result<FlowGraphs, FlowGraphError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| FlowGraphError::Io { path, source }
+        };
+        let dir = list.parent().unwrap_or(Path::new("."));
+        let files: Vec<std::path::PathBuf> = std::fs::read_to_string(list)
+            .map_err(io(list))?
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|l| dir.join(l))
+            .collect();
+        let n = files.len() as u32;
+        let mut graphs = Vec::with_capacity(files.len());
+        let mut all_durations = Vec::with_capacity(files.len());
+        for (r, f) in files.iter().enumerate() {
+            let text = std::fs::read_to_string(f).map_err(io(f))?;
+            let mut sizes: std::collections::HashMap<u32, u32> = Default::default();
+            let mut events: Vec<(Vec<u8>, Option<f64>, f64)> = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                let bad = |what: String| FlowGraphError::Line {
+                    path: f.clone(),
+                    line: i + 1,
+                    what,
+                };
+                let t = line.trim();
+                if t.is_empty() || t.starts_with('#') {
+                    continue;
+                }
+                let fields: Vec<&str> = t.split_ascii_whitespace().collect();
+                // `<rank> <enter> <exit> action...`, or an untimed `<rank> comm_def ...`.
+                let (secs, rest) = match (
+                    fields.get(1).and_then(|x| x.parse::<f64>().ok()),
+                    fields.get(2).and_then(|x| x.parse::<f64>().ok()),
+                ) {
+                    (Some(a), Some(b)) => (b - a, fields[3..].join(" ")),
+                    _ => (0.0, fields[1..].join(" ")),
+                };
+                let plain = format!("{} {rest}", fields[0]);
+                let rec = timeless_trace::parse_line_in(&plain, n, &|c| sizes.get(&c).copied())
+                    .map_err(|e| bad(e.to_string()))?;
+                let Some(rec) = rec else { continue };
+                if let timeless_trace::Action::CommDef { id, world_ranks } = &rec.action {
+                    sizes.insert(*id, world_ranks.len() as u32);
+                }
+                let sp = split(&rec.action, r as u32, rec.comm);
+                events.push((sp.signature, sp.volume, secs));
+            }
+            let g = RankGraph::build(events.iter().map(|(s, v, _)| (s.as_slice(), *v)));
+            // Durations per node, in the order the build numbered the nodes.
+            let index: std::collections::HashMap<&[u8], usize> = g
+                .signatures
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.as_slice(), i))
+                .collect();
+            let mut d: Vec<Option<Durations>> = vec![None; g.signatures.len()];
+            for (s, _, secs) in &events {
+                Durations::add(&mut d[index[s.as_slice()]], *secs);
+            }
+            graphs.push(g);
+            all_durations.push(d);
+        }
+        let mut out = FlowGraphs::group(graphs);
+        for (e, d) in out.ranks.iter_mut().zip(all_durations) {
+            e.durations = d;
+        }
+        Ok(out)
     }
 
     /// Rank `rank`'s graph with its volumes.

@@ -268,3 +268,50 @@ fn damaged_files_give_offsets_never_panics() {
         .to_string()
         .contains("version 2"));
 }
+
+/// A timed trace (`<rank> <enter> <exit> <action>`): rank 0 sends twice (0.5 ms, then 1.5 ms)
+/// and waits at a barrier (2 ms); rank 1 receives twice (1 ms, 3 ms) and waits 0.25 ms. By hand:
+/// rank 0's send node min 0.5, max 1.5, total 2 ms; rank 1's recv node 1 / 3 / 4 ms. The graph
+/// file keeps them.
+#[test]
+fn durations_from_a_timed_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let r0 = "0 0.0 0.0 init\n0 1.0 1.0005 send 1 0 8\n0 2.0 2.0015 send 1 0 8\n0 3.0 3.002 barrier\n0 4.0 4.0 finalize\n";
+    let r1 = "1 0.0 0.0 init\n1 1.0 1.001 recv 0 0 8\n1 2.0 2.003 recv 0 0 8\n1 3.0 3.00025 barrier\n1 4.0 4.0 finalize\n";
+    std::fs::write(dir.path().join("rank-0.timed.txt"), r0).unwrap();
+    std::fs::write(dir.path().join("rank-1.timed.txt"), r1).unwrap();
+    let list = dir.path().join("timed-list.txt");
+    std::fs::write(&list, "rank-0.timed.txt\nrank-1.timed.txt\n").unwrap();
+    let g = FlowGraphs::from_timed(&list).unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+    // Nodes in first-visit order: init 0, send/recv 1, barrier 2, finalize 3.
+    let d = g.ranks[0].durations[1].unwrap();
+    assert!(
+        close(d.min_secs, 0.5e-3) && close(d.max_secs, 1.5e-3) && close(d.total_secs, 2e-3),
+        "{d:?}"
+    );
+    let d = g.ranks[1].durations[1].unwrap();
+    assert!(
+        close(d.min_secs, 1e-3) && close(d.max_secs, 3e-3) && close(d.total_secs, 4e-3),
+        "{d:?}"
+    );
+    assert_eq!(g.rank_graph(0).unwrap().visits, [1, 2, 1, 1]);
+    let back = format::decode(&format::encode(&g), Path::new("t.tfg")).unwrap();
+    assert_eq!(back, g);
+    let json: serde_json::Value =
+        serde_json::from_str(&timeless_flowgraph::dot::to_json(&g)).unwrap();
+    assert!(close(
+        json["graphs"][0]["nodes"][2]["seconds"]["total"]
+            .as_f64()
+            .unwrap(),
+        2e-3
+    ));
+    // A line that is not timed TI: file:line.
+    std::fs::write(
+        dir.path().join("rank-1.timed.txt"),
+        "1 0.0 0.0 init\n1 1.0 1.1 frobnicate\n",
+    )
+    .unwrap();
+    let e = FlowGraphs::from_timed(&list).unwrap_err().to_string();
+    assert!(e.contains("rank-1.timed.txt:2:"), "{e}");
+}
