@@ -88,6 +88,13 @@ pub struct TraceArgs {
     /// Write the profile only, no trace files (`<out>/profile.db`).
     #[arg(long, conflicts_with_all = ["profile", "compress", "timestamps", "gather"])]
     pub profile_only: bool,
+    /// Also build each rank's event flow graph while the program runs (002_*):
+    /// `<out>/flowgraph.tfg` (`timeless flowgraph --reconstruct` rebuilds the trace from it).
+    #[arg(long)]
+    pub flowgraph: bool,
+    /// The flow graph only, no trace files (`<out>/flowgraph.tfg`).
+    #[arg(long, conflicts_with_all = ["flowgraph", "compress", "timestamps", "gather", "profile_only"])]
+    pub flowgraph_only: bool,
     /// The MPI program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,
@@ -550,6 +557,14 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
             extra_env.push(("TIMELESS_PROFILE_ONLY", "1".to_string()));
         }
     }
+    let graph_file = out.join("flowgraph.tfg");
+    if args.flowgraph || args.flowgraph_only {
+        let _ = std::fs::remove_file(&graph_file);
+        extra_env.push(("TIMELESS_FLOWGRAPH", graph_file.display().to_string()));
+        if args.flowgraph_only {
+            extra_env.push(("TIMELESS_FLOWGRAPH_ONLY", "1".to_string()));
+        }
+    }
     let local = if args.gather {
         // The same path on every host; the ranks create it.
         let l = std::env::temp_dir().join(format!("timeless-trace-{}", std::process::id()));
@@ -609,6 +624,21 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
     if args.profile || args.profile_only {
         crate::profile::report_written(&profile_db)?;
         if args.profile_only {
+            return Ok(());
+        }
+    }
+    if args.flowgraph || args.flowgraph_only {
+        if !graph_file.is_file() {
+            return Err(Failure::Other(anyhow!(
+                "the traced run wrote no flow graph (see the tracer's messages)"
+            )));
+        }
+        println!(
+            "flow graph: {} (`timeless flowgraph --reconstruct {} -o DIR`)",
+            graph_file.display(),
+            graph_file.display()
+        );
+        if args.flowgraph_only {
             return Ok(());
         }
     }

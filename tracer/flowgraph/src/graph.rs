@@ -43,39 +43,12 @@ pub struct RankGraph {
 impl RankGraph {
     /// The graph of a sequence of (signature, volume) events.
     pub fn build<'a>(events: impl IntoIterator<Item = (&'a [u8], Option<f64>)>) -> RankGraph {
-        let mut g = RankGraph::default();
-        let mut index: std::collections::HashMap<Vec<u8>, NodeId> = Default::default();
-        let mut prev: Option<NodeId> = None;
+        let mut b = GraphBuilder::default();
         for (sig, vol) in events {
-            let id = match index.get(sig) {
-                Some(&id) => id,
-                None => {
-                    let id = g.signatures.len() as NodeId;
-                    index.insert(sig.to_vec(), id);
-                    g.signatures.push(sig.to_vec());
-                    g.exits.push(Vec::new());
-                    g.visits.push(0);
-                    g.volumes.push(Vec::new());
-                    id
-                }
-            };
-            g.visits[id as usize] += 1;
-            if let Some(v) = vol {
-                g.volumes[id as usize].push(v);
-            }
-            match prev {
-                None => g.entry = Some(id),
-                Some(p) => {
-                    let exits = &mut g.exits[p as usize];
-                    match exits.last_mut() {
-                        Some(r) if r.to == id => r.count += 1,
-                        _ => exits.push(Run { to: id, count: 1 }),
-                    }
-                }
-            }
-            prev = Some(id);
+            let id = b.node(sig);
+            b.visit(id, vol);
         }
-        g
+        b.finish()
     }
 
     /// Events (edges traversed + 1).
@@ -100,6 +73,56 @@ impl RankGraph {
             run: vec![(0, 0); self.signatures.len()],
             vol: vec![0; self.signatures.len()],
         }
+    }
+}
+
+/// Builds a graph one event at a time (a tracer feeding its records while the program runs).
+#[derive(Debug, Default)]
+pub struct GraphBuilder {
+    g: RankGraph,
+    index: std::collections::HashMap<Vec<u8>, NodeId>,
+    prev: Option<NodeId>,
+}
+
+impl GraphBuilder {
+    /// The node of signature `sig`, created at its first sight.
+    pub fn node(&mut self, sig: &[u8]) -> NodeId {
+        if let Some(&id) = self.index.get(sig) {
+            return id;
+        }
+        let g = &mut self.g;
+        let id = g.signatures.len() as NodeId;
+        self.index.insert(sig.to_vec(), id);
+        g.signatures.push(sig.to_vec());
+        g.exits.push(Vec::new());
+        g.visits.push(0);
+        g.volumes.push(Vec::new());
+        id
+    }
+
+    /// The next event is a visit of node `id` (from [`GraphBuilder::node`]) with `volume`.
+    pub fn visit(&mut self, id: NodeId, volume: Option<f64>) {
+        let g = &mut self.g;
+        g.visits[id as usize] += 1;
+        if let Some(v) = volume {
+            g.volumes[id as usize].push(v);
+        }
+        match self.prev {
+            None => g.entry = Some(id),
+            Some(p) => {
+                let exits = &mut g.exits[p as usize];
+                match exits.last_mut() {
+                    Some(r) if r.to == id => r.count += 1,
+                    _ => exits.push(Run { to: id, count: 1 }),
+                }
+            }
+        }
+        self.prev = Some(id);
+    }
+
+    /// The graph so far.
+    pub fn finish(self) -> RankGraph {
+        self.g
     }
 }
 

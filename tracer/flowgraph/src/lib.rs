@@ -30,7 +30,7 @@ use timeless_grammar::text::RankTextWriter;
 use timeless_trace::{Event, TraceSet};
 
 pub use error::FlowGraphError;
-pub use graph::{NodeId, RankGraph, Run};
+pub use graph::{GraphBuilder, NodeId, RankGraph, Run};
 
 /// A rank: which graph it follows and its own volumes (per node, in visit order).
 #[derive(Debug, Clone, PartialEq)]

@@ -26,6 +26,10 @@ fn before_finalize() {
         crate::profile::at_finalize,
     );
     runtime::guarded_startup(
+        "the flow graph's gather at MPI_Finalize",
+        crate::flowcapture::at_finalize,
+    );
+    runtime::guarded_startup(
         "the compression's merge at MPI_Finalize",
         crate::online::merge::at_finalize_once,
     );

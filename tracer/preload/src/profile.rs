@@ -349,84 +349,28 @@ fn library_version() -> String {
 }
 
 /// At `MPI_Finalize` (every rank, traced or not): gathers the parts on rank 0 over
-/// `MPI_COMM_WORLD`, which names the communicators and writes the database. `part` is `None`
-/// on a rank whose tracer failed: rank 0 then writes nothing and says why.
+/// `MPI_COMM_WORLD` ([`crate::parts::gather`]), which names the communicators and writes the
+/// database. `part` is `None` on a rank whose tracer failed: rank 0 then writes nothing and
+/// says why.
 pub fn gather_and_write(part: Option<Vec<u8>>, meta: impl FnOnce() -> timeless_profile::RunMeta) {
     let Some(cfg) = config() else { return };
-    let Some((rank, size)) = crate::mpi::rank_size(crate::mpi::comm_world()) else {
+    let Some(all) = crate::parts::gather(part) else {
         return;
     };
-    let failed = part.is_none();
-    let mut bytes = part.unwrap_or_default();
-    if failed {
-        bytes.clear();
-    }
-    // Length -1 marks a rank without a profile.
-    let len: c_int = if failed {
-        -1
-    } else {
-        c_int::try_from(bytes.len()).unwrap_or(-1)
-    };
-    let n = size as usize;
-    let mut lens = vec![0 as c_int; if rank == 0 { n } else { 0 }];
-    // SAFETY: one int from each rank into `lens` (n entries on the root).
-    let ok = unsafe {
-        mpi_sys::PMPI_Gather(
-            (&len as *const c_int).cast(),
-            1,
-            mpi_sys::RSMPI_INT32_T,
-            lens.as_mut_ptr().cast(),
-            1,
-            mpi_sys::RSMPI_INT32_T,
-            0,
-            crate::mpi::comm_world(),
-        )
-    } == crate::mpi::SUCCESS;
-    let counts: Vec<c_int> = lens.iter().map(|&l| l.max(0)).collect();
-    let mut displs = Vec::with_capacity(counts.len());
-    let mut total: usize = 0;
-    for &c in &counts {
-        displs.push(c_int::try_from(total).unwrap_or(c_int::MAX));
-        total += c as usize;
-    }
-    let fits = c_int::try_from(total).is_ok();
-    let mut all = vec![0u8; if rank == 0 && fits { total } else { 0 }];
-    let send_len = if len < 0 { 0 } else { len };
-    // SAFETY: each rank's bytes into `all` at its displacement (the root's arrays have n
-    // entries; other ranks pass empty ones, which MPI ignores off the root).
-    let ok2 = unsafe {
-        mpi_sys::PMPI_Gatherv(
-            bytes.as_ptr().cast(),
-            send_len,
-            mpi_sys::RSMPI_UINT8_T,
-            all.as_mut_ptr().cast(),
-            counts.as_ptr(),
-            displs.as_ptr(),
-            mpi_sys::RSMPI_UINT8_T,
-            0,
-            crate::mpi::comm_world(),
-        )
-    } == crate::mpi::SUCCESS;
-    if rank != 0 {
-        return;
-    }
     let fail = |why: String| {
         eprintln!(
             "timeless-preload: no profile written to {}: {why}",
             cfg.db.display()
         )
     };
-    if !ok || !ok2 || !fits {
-        return fail("gathering the ranks' profiles failed".into());
-    }
-    if let Some(r) = lens.iter().position(|&l| l < 0) {
-        return fail(format!("rank {r} stopped tracing (see its message)"));
-    }
-    let mut parts = Vec::with_capacity(n);
-    for r in 0..n {
-        let s = displs[r] as usize;
-        let e = s + counts[r] as usize;
-        match RankPart::decode(&all[s..e], size as u32) {
+    let all = match all {
+        Ok(all) => all,
+        Err(why) => return fail(why),
+    };
+    let size = all.len() as u32;
+    let mut parts = Vec::with_capacity(all.len());
+    for (r, bytes) in all.iter().enumerate() {
+        match RankPart::decode(bytes, size) {
             Ok(p) => parts.push(p),
             Err(e) => return fail(format!("rank {r}'s part: {e}")),
         }

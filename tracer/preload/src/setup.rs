@@ -121,19 +121,35 @@ fn try_start() -> Result<(), Fail> {
     // Online compression registers its merge at MPI_Finalize on every rank, first.
     let online = crate::online::start(rank, size, &dir);
     // Local steps: a failure is remembered, the exchange below still happens.
+    let flowgraph = crate::flowcapture::configure_from_env();
+    let graph_only = flowgraph.is_some_and(|f| f.only);
     let writer = if profile_only {
         // The profile only: the records are formatted (the profile reads them) but go nowhere.
         crate::online::writer(std::path::Path::new("/dev/null"), buffer, online)
+    } else if graph_only {
+        // The flow graph only: the lines feed it, no file.
+        let mut w = Writer::discard(buffer);
+        if let Some(o) = online {
+            w.set_online(o);
+        }
+        Ok(w)
     } else {
         std::fs::create_dir_all(&dir)
             .and_then(|_| crate::online::writer(&dir.join(meta::rank_file(rank)), buffer, online))
     };
-    let writer = writer.map_err(|e| {
-        Fail::new(format!(
-            "cannot create the trace file in {}: {e}",
-            dir.display()
-        ))
-    });
+    let writer = writer
+        .map(|mut w| {
+            if flowgraph.is_some() {
+                w.set_graph(crate::flowcapture::GraphCapture::new(rank, size));
+            }
+            w
+        })
+        .map_err(|e| {
+            Fail::new(format!(
+                "cannot create the trace file in {}: {e}",
+                dir.display()
+            ))
+        });
     let cal = calibrate::reference_speed();
     let request = counters::request_from_env();
     let counted = match request {
@@ -199,7 +215,7 @@ fn try_start() -> Result<(), Fail> {
         }
     }
 
-    let files = if rank == 0 && !profile_only {
+    let files = if rank == 0 && !profile_only && !graph_only {
         let meta = metadata(&all, &cal, &volume, size, &dir);
         (if crate::online::text_enabled() {
             meta::write_list(&dir, size)

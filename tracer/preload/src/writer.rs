@@ -35,7 +35,9 @@ pub struct Writer {
     next_hole: HoleId,
     written_bytes: u64,
     online: Option<Box<OnlineEncoder>>,
-    /// Segment index and byte offset up to which the text was fed to `online`.
+    /// The online flow graph (`flowcapture`), fed like `online`.
+    graph: Option<Box<crate::flowcapture::GraphCapture>>,
+    /// Segment index and byte offset up to which the text was fed to `online` and `graph`.
     fed: (usize, usize),
 }
 
@@ -57,8 +59,16 @@ impl Writer {
             next_hole: 0,
             written_bytes: 0,
             online: None,
+            graph: None,
             fed: (0, 0),
         }
+    }
+
+    /// Feeds every line, once its place is final, to the flow graph `capture`, handed to
+    /// `flowcapture::closed` when the writer finishes.
+    pub fn set_graph(&mut self, capture: crate::flowcapture::GraphCapture) {
+        self.graph = Some(Box::new(capture));
+        self.feed_online();
     }
 
     /// Feeds every line, once its place is final, to `encoder`; the encoder is handed to
@@ -68,14 +78,20 @@ impl Writer {
         self.feed_online();
     }
 
-    /// Hands the text between the feed cursor and the first hole to the online encoder.
+    /// Hands the text between the feed cursor and the first hole to the online encoder and the
+    /// flow graph.
     fn feed_online(&mut self) {
-        let Some(enc) = self.online.as_mut() else {
+        if self.online.is_none() && self.graph.is_none() {
             return;
-        };
+        }
         let (mut i, mut off) = self.fed;
         while let Some(Segment::Text(s)) = self.segments.get(i) {
-            enc.feed(&s[off..]);
+            if let Some(enc) = self.online.as_mut() {
+                enc.feed(&s[off..]);
+            }
+            if let Some(g) = self.graph.as_mut() {
+                g.feed(&s[off..]);
+            }
             if i + 1 == self.segments.len() {
                 off = s.len();
                 break;
@@ -191,6 +207,9 @@ impl Writer {
         self.feed_online();
         if let Some(enc) = self.online.take() {
             crate::online::closed(*enc);
+        }
+        if let Some(g) = self.graph.take() {
+            crate::flowcapture::closed(*g);
         }
         self.flush_ready()?;
         match &mut self.file {
