@@ -107,17 +107,15 @@ int main(int argc, char **argv) {
     MPI_Neighbor_allgather(buf, 4, MPI_BYTE, buf2, 4, MPI_BYTE, graph);
 
     /* 12. Distributed graph, adjacent form, the same ring: neighbour alltoall of 4 bytes. */
-    int nb[2] = {(rank + 3) % 4, (rank + 1) % 4};
+    int nb[2] = {(rank + 3) % 4, (rank + 1) % 4}, w[2] = {1, 1};
     MPI_Comm dga;
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, nb, MPI_UNWEIGHTED, 2, nb, MPI_UNWEIGHTED,
-                                   MPI_INFO_NULL, 0, &dga);
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, nb, w, 2, nb, w, MPI_INFO_NULL, 0, &dga);
     MPI_Neighbor_alltoall(buf, 4, MPI_BYTE, buf2, 4, MPI_BYTE, dga);
 
     /* 13. Distributed graph, general form (each rank gives its own edges): barrier. */
     int src = rank, deg = 2;
     MPI_Comm dg;
-    MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &src, &deg, nb, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
-                          &dg);
+    MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &src, &deg, nb, w, MPI_INFO_NULL, 0, &dg);
     MPI_Barrier(dg);
 
     MPI_Comm_free(&dg);
