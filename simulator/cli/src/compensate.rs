@@ -597,14 +597,8 @@ pub fn burst_json(report_json: &str, s: &BurstStatus) -> String {
             "removed_secs": accounts.iter().map(|a| a.removed_secs).sum::<f64>(),
         }),
     };
-    // The report is one pretty-printed object: insert the member before its closing brace.
-    let body = report_json
-        .trim_end()
-        .strip_suffix('}')
-        .unwrap_or(report_json)
-        .trim_end();
     let member = serde_json::to_string_pretty(&value)
         .expect("plain data serializes")
         .replace('\n', "\n  ");
-    format!("{body},\n  \"compensation\": {member}\n}}\n")
+    crate::output::with_member(report_json, "compensation", &member)
 }

@@ -239,3 +239,23 @@ impl Observer for Progress {
         }
     }
 }
+
+/// The JSON report with a `what_if` member listing the platform changes (omitted when none).
+pub fn with_what_if(report_json: &str, changes: &[String]) -> String {
+    if changes.is_empty() {
+        return report_json.to_string();
+    }
+    let member = serde_json::to_string(changes).unwrap_or_else(|_| "[]".into());
+    with_member(report_json, "what_if", &member)
+}
+
+/// A pretty-printed JSON object with the member `key: value_json` added before its closing
+/// brace.
+pub fn with_member(object_json: &str, key: &str, value_json: &str) -> String {
+    let body = object_json
+        .trim_end()
+        .strip_suffix('}')
+        .unwrap_or(object_json)
+        .trim_end();
+    format!("{body},\n  \"{key}\": {value_json}\n}}\n")
+}

@@ -61,6 +61,22 @@ pub struct SimulateArgs {
     /// default when the machine has more than one core and there are several ranks).
     #[arg(long)]
     pub no_decode_ahead: bool,
+    /// What-if: multiply every host's speed by F.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale_compute: f64,
+    /// What-if: multiply every link's bandwidth by F.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale_bandwidth: f64,
+    /// What-if: multiply every link's latency by F.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale_latency: f64,
+    /// What-if: zero latency, unlimited bandwidth and no per-message software overheads (the
+    /// run's bound without communication costs).
+    #[arg(long, conflicts_with_all = ["scale_bandwidth", "scale_latency"])]
+    pub ideal_network: bool,
+    /// What-if: hosts of unlimited speed (the run's communication-only bound).
+    #[arg(long, conflicts_with = "scale_compute")]
+    pub ideal_compute: bool,
     /// Write the replay's communicator-centric profile (simulated seconds per communicator,
     /// operation, rank and size bucket; SQLite, `timeless profile` reads it).
     #[arg(long, value_name = "OUT.db")]
@@ -134,6 +150,18 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     let platform = input(Platform::from_file(&platform_path, &opts))?;
     for notice in platform.notices() {
         eprintln!("timeless: notice: {notice}");
+    }
+    let what_if = timeless_platform::WhatIf {
+        compute: args.scale_compute,
+        bandwidth: args.scale_bandwidth,
+        latency: args.scale_latency,
+        ideal_network: args.ideal_network,
+        ideal_compute: args.ideal_compute,
+    };
+    input(what_if.validate())?;
+    let platform = what_if.apply(platform);
+    if what_if.ideal_network {
+        cfg.ideal_network();
     }
 
     let (traces, mut first_file, embedded) = match &args.trace {
@@ -276,9 +304,19 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
         },
         (Some(Ok(_)), None) => unreachable!("metadata found implies a compensated trace"),
     };
+    let changes = what_if.describe();
     let out = match args.format {
-        Format::Text => output::text(&report) + &crate::compensate::burst_text(&burst),
-        Format::Json => crate::compensate::burst_json(&output::json(&report), &burst),
+        Format::Text => {
+            let mut t = output::text(&report) + &crate::compensate::burst_text(&burst);
+            for c in &changes {
+                t.push_str(&format!("What-if: {c}\n"));
+            }
+            t
+        }
+        Format::Json => {
+            let j = crate::compensate::burst_json(&output::json(&report), &burst);
+            output::with_what_if(&j, &changes)
+        }
     };
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();

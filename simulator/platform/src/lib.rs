@@ -80,10 +80,12 @@ pub mod hostfile;
 pub(crate) mod platform_xml;
 pub(crate) mod routing;
 pub mod units;
+pub mod whatif;
 mod xml;
 pub(crate) mod zone;
 
 pub use error::PlatformError;
+pub use whatif::{WhatIf, WhatIfError};
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -167,7 +169,8 @@ impl Default for PlatformOptions {
 
 /// A parsed platform: hosts, links, and the zone tree that answers routes.
 ///
-/// Immutable once built; all queries take `&self` and cache nothing.
+/// Immutable once built (a what-if variant is a new platform, [`WhatIf::apply`]); all queries
+/// take `&self` and cache nothing.
 #[derive(Debug, Clone)]
 pub struct Platform {
     pub(crate) origin: String,

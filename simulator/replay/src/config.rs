@@ -129,6 +129,17 @@ fn parse_bytes(key: &str, v: &str) -> Result<u64, String> {
 }
 
 impl ReplayConfig {
+    /// The replay side of an ideal network (`timeless_platform::WhatIf::ideal_network`): no
+    /// per-message software overhead (`smpi/os`, `smpi/or`, `smpi/ois` become 0); the platform
+    /// side makes transfers instantaneous.
+    pub fn ideal_network(&mut self) {
+        let zero =
+            PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_OVERHEAD, 2).expect("valid default");
+        self.os = zero.clone();
+        self.or = zero.clone();
+        self.ois = zero;
+    }
+
     /// Applies one `--cfg KEY:VALUE` setting (`item` is `KEY:VALUE`; the value may itself contain
     /// colons, as `smpi/os:0:1e-6:1e-9`).
     ///
