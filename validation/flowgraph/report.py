@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PROGRAMS = [("ring", ["4", "1000", "1000000"]), ("stencil2d", ["64", "50"]),
@@ -54,83 +55,113 @@ def simulated(timeless, list_path, platform, hostfile=None):
     return json.loads(sh(cmd))["simulated_time"]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--npb", help="NPB3.4-MPI source tree (built outside the repository)")
-    ap.add_argument("--npb-origin", default="")
-    ap.add_argument("--out", default=os.path.join(ROOT, "validation", "flowgraph"))
-    ap.add_argument("--work", default="/tmp/timeless-flowgraph-report")
-    args = ap.parse_args()
-    sh(["cargo", "build", "--release", "-p", "timeless", "-p", "timeless-preload"], cwd=ROOT)
-    timeless = os.path.join(ROOT, "target", "release", "timeless")
-    shutil.rmtree(args.work, ignore_errors=True)
-    build = os.path.join(args.work, "programs")
-    sh(["make", "-C", os.path.join(ROOT, "validation", "programs"), f"BUILD={build}"])
-    platform = os.path.join(ROOT, "platforms", "mycluster.xml")
+@dataclass
+class Case:
+    """One trace to measure: its label and origin, rank count, list file, and where to replay it."""
+    label: str
+    origin: str
+    ranks: int
+    list_path: str
+    platform: str
+    hostfile: str = None
 
-    cases = []  # (label, origin, list, platform, hostfile)
+    @property
+    def base(self):
+        return os.path.splitext(self.list_path)[0]
+
+
+def build_tools(work):
+    """Builds timeless, the tracer and the validation programs; returns (timeless, programs dir)."""
+    sh(["cargo", "build", "--release", "-p", "timeless", "-p", "timeless-preload"], cwd=ROOT)
+    shutil.rmtree(work, ignore_errors=True)
+    build = os.path.join(work, "programs")
+    sh(["make", "-C", os.path.join(ROOT, "validation", "programs"), f"BUILD={build}"])
+    return os.path.join(ROOT, "target", "release", "timeless"), build
+
+
+def traced(timeless, out, n, argv):
+    """Runs `argv` under `timeless trace` on `n` ranks into `out`; returns its list file."""
+    sh([timeless, "trace", "-n", str(n), "--ref-speed", "1e9", "-o", out, "--"] + argv)
+    return os.path.join(out, "trace-list.txt")
+
+
+def program_cases(timeless, build, work, platform):
+    """The validation programs at 2 and 4 ranks."""
     for name, pargs in PROGRAMS:
         for n in (2, 4):
-            out = os.path.join(args.work, f"{name}-{n}")
-            sh([timeless, "trace", "-n", str(n), "--ref-speed", "1e9", "-o", out, "--",
-                os.path.join(build, name)] + pargs)
-            cases.append((f"{name} {' '.join(pargs)}", "validation", n,
-                          os.path.join(out, "trace-list.txt"), platform, None))
-    if args.npb:
-        for b in ("cg", "ft", "mg"):
-            exe = os.path.join(args.npb, "bin", f"{b}.S.x")
-            if not os.path.exists(exe):
-                sh(["make", b, "CLASS=S"], cwd=args.npb)
-            for n in (2, 4):
-                out = os.path.join(args.work, f"npb-{b}-{n}")
-                sh([timeless, "trace", "-n", str(n), "--ref-speed", "1e9", "-o", out, "--", exe])
-                cases.append((f"NPB {b.upper()} class S", "NPB3.4-MPI", n,
-                              os.path.join(out, "trace-list.txt"), platform, None))
-    st = os.path.join(args.work, "stencil64")
+            lst = traced(timeless, os.path.join(work, f"{name}-{n}"), n, [os.path.join(build, name)] + pargs)
+            yield Case(f"{name} {' '.join(pargs)}", "validation", n, lst, platform)
+
+
+def npb_cases(timeless, npb, work, platform):
+    """NPB CG, FT and MG class S at 2 and 4 ranks (built in `npb` when missing)."""
+    for b in ("cg", "ft", "mg"):
+        exe = os.path.join(npb, "bin", f"{b}.S.x")
+        if not os.path.exists(exe):
+            sh(["make", b, "CLASS=S"], cwd=npb)
+        for n in (2, 4):
+            lst = traced(timeless, os.path.join(work, f"npb-{b}-{n}"), n, [exe])
+            yield Case(f"NPB {b.upper()} class S", "NPB3.4-MPI", n, lst, platform)
+
+
+def stencil_case(work):
+    """A generated 64-rank periodic stencil with its own platform and hostfile."""
+    st = os.path.join(work, "stencil64")
     sh([sys.executable, os.path.join(ROOT, "validation", "bench", "stencil_gen.py"), "64", "100", st])
-    cases.append(("periodic stencil (generated), 100 iterations", "stencil_gen.py", 64,
-                  os.path.join(st, "list.txt"), os.path.join(st, "platform.xml"),
-                  os.path.join(st, "hostfile")))
+    return Case("periodic stencil (generated), 100 iterations", "stencil_gen.py", 64,
+                os.path.join(st, "list.txt"), os.path.join(st, "platform.xml"),
+                os.path.join(st, "hostfile"))
 
-    rows = []
-    for label, origin, n, lst, plat, hostfile in cases:
-        base = os.path.splitext(lst)[0]
-        text = b"".join(open(f, "rb").read() for f in trace_files(lst))
-        gz = len(gzip.compress(text, 9))
-        tlg = base + ".tlg"
-        sh([timeless, "compress", lst, "-o", tlg])
-        tfg = base + ".tfg"
-        summary = sh([timeless, "flowgraph", lst, "-o", tfg])
-        distinct = int(summary.split(" distinct graphs")[0].split(", ")[-1])
-        nodes = int(summary.split(" nodes")[0].split(", ")[-1])
-        events = int(summary.split(" events")[0].split(", ")[-1])
-        re_dir = base + "-rebuilt"
-        sh([timeless, "flowgraph", "--reconstruct", tfg, "-o", re_dir])
-        a = simulated(timeless, lst, plat, hostfile)
-        b = simulated(timeless, os.path.join(re_dir, "trace-list.txt"), plat, hostfile)
-        row = {"trace": label, "origin": origin, "ranks": n, "events": events,
-               "distinct_graphs": distinct, "nodes": nodes, "text_bytes": len(text),
-               "gzip9_bytes": gz, "tlg_bytes": os.path.getsize(tlg), "tfg_bytes": os.path.getsize(tfg),
-               "simulated_s": repr(a), "rebuilt_simulated_s": repr(b), "bit_identical": a == b}
-        rows.append(row)
-        print(row, flush=True)
-        short = label.split()[0]
-        if n == 4 and short in PICTURES:
-            dot = base + ".dot"
-            sh([timeless, "flowgraph", lst, "-o", dot, "--format", "dot"])
-            sh(["dot", "-Tsvg", dot, "-o", os.path.join(args.out, f"{short}-4.svg")])
 
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "flowgraph.csv"), "w", newline="") as f:
+def summary_count(summary, word):
+    """The number before `word` in `timeless flowgraph`'s summary line."""
+    return int(summary.split(f" {word}")[0].split(", ")[-1])
+
+
+def measure(timeless, case):
+    """Sizes of one trace's representations and whether its reconstruction replays bit for bit."""
+    text = b"".join(open(f, "rb").read() for f in trace_files(case.list_path))
+    tlg = case.base + ".tlg"
+    sh([timeless, "compress", case.list_path, "-o", tlg])
+    tfg = case.base + ".tfg"
+    summary = sh([timeless, "flowgraph", case.list_path, "-o", tfg])
+    re_dir = case.base + "-rebuilt"
+    sh([timeless, "flowgraph", "--reconstruct", tfg, "-o", re_dir])
+    a = simulated(timeless, case.list_path, case.platform, case.hostfile)
+    b = simulated(timeless, os.path.join(re_dir, "trace-list.txt"), case.platform, case.hostfile)
+    return {"trace": case.label, "origin": case.origin, "ranks": case.ranks,
+            "events": summary_count(summary, "events"),
+            "distinct_graphs": summary_count(summary, "distinct graphs"),
+            "nodes": summary_count(summary, "nodes"), "text_bytes": len(text),
+            "gzip9_bytes": len(gzip.compress(text, 9)), "tlg_bytes": os.path.getsize(tlg),
+            "tfg_bytes": os.path.getsize(tfg), "simulated_s": repr(a),
+            "rebuilt_simulated_s": repr(b), "bit_identical": a == b}
+
+
+def draw_picture(timeless, case, out):
+    """An SVG (Graphviz `dot`) of the 4-rank graph of the programs in PICTURES."""
+    short = case.label.split()[0]
+    if case.ranks == 4 and short in PICTURES:
+        dot = case.base + ".dot"
+        sh([timeless, "flowgraph", case.list_path, "-o", dot, "--format", "dot"])
+        sh(["dot", "-Tsvg", dot, "-o", os.path.join(out, f"{short}-4.svg")])
+
+
+def write_csv(rows, out):
+    with open(os.path.join(out, "flowgraph.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
         w.writerows(rows)
+
+
+def markdown(rows, npb, npb_origin):
+    """FLOWGRAPH.md's text."""
     git = sh(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT).strip()
     lines = ["# Event flow graphs (issue 14)", "",
              f"Generated by `validation/flowgraph/report.py` at timeless {git}, "
              f"{time.strftime('%Y-%m-%d')}. Validation programs traced with `timeless trace` "
              "(`--ref-speed 1e9`) at 2 and 4 ranks"
-             + (f"; NAS Parallel Benchmarks 3.4.1 MPI ({args.npb_origin or args.npb}) class S" if args.npb else "")
+             + (f"; NAS Parallel Benchmarks 3.4.1 MPI ({npb_origin or npb}) class S" if npb else "")
              + "; a generated 64-rank periodic stencil. Sizes in bytes: the TI text (all rank "
              "files), `gzip -9` of it, `timeless compress` (.tlg), the flow graph file (.tfg). "
              "Rebuilt: `timeless flowgraph --reconstruct`, replayed with `timeless simulate "
@@ -144,9 +175,36 @@ def main():
                      f"{r['tfg_bytes']} | {r['text_bytes'] / r['tfg_bytes']:.1f} | "
                      f"{'same' if r['bit_identical'] else 'DIFFERENT'} |")
     lines += ["", "Pictures (4 ranks): " + ", ".join(f"[{p}]({p}-4.svg)" for p in PICTURES), ""]
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--npb", help="NPB3.4-MPI source tree (built outside the repository)")
+    ap.add_argument("--npb-origin", default="")
+    ap.add_argument("--out", default=os.path.join(ROOT, "validation", "flowgraph"))
+    ap.add_argument("--work", default="/tmp/timeless-flowgraph-report")
+    args = ap.parse_args()
+    timeless, build = build_tools(args.work)
+    platform = os.path.join(ROOT, "platforms", "mycluster.xml")
+    os.makedirs(args.out, exist_ok=True)
+
+    cases = list(program_cases(timeless, build, args.work, platform))
+    if args.npb:
+        cases += npb_cases(timeless, args.npb, args.work, platform)
+    cases.append(stencil_case(args.work))
+
+    rows = []
+    for case in cases:
+        rows.append(measure(timeless, case))
+        print(rows[-1], flush=True)
+        draw_picture(timeless, case, args.out)
+
+    write_csv(rows, args.out)
+    text = markdown(rows, args.npb, args.npb_origin)
     with open(os.path.join(args.out, "FLOWGRAPH.md"), "w") as f:
-        f.write("\n".join(lines))
-    print("\n".join(lines))
+        f.write(text)
+    print(text)
     if not all(r["bit_identical"] for r in rows):
         sys.exit("a rebuilt trace replays differently")
 
