@@ -46,6 +46,17 @@ pub struct Deployment {
     pub ranks: Vec<Placement>,
 }
 
+/// One `<actor>` of a deployment file, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// Its `function` attribute.
+    pub function: String,
+    /// Its 1-based line in the file.
+    pub line: u32,
+    /// Its host and `<argument>` values.
+    pub placement: Placement,
+}
+
 fn read(path: &Path) -> Result<(String, String), PlatformError> {
     let origin = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| PlatformError::Io {
@@ -101,6 +112,29 @@ pub fn from_xml(
     origin: &str,
     platform: &Platform,
 ) -> Result<Deployment, PlatformError> {
+    let actors: Vec<(Option<usize>, u32, Placement)> = actors_from_xml(text, origin, platform)?
+        .into_iter()
+        .map(|a| (function_rank(&a.function), a.line, a.placement))
+        .collect();
+    ranks_of(actors, origin)
+}
+
+/// Reads a deployment file's actors in file order, without giving them ranks (SimGrid's
+/// `replay_multiple` deployments name the rank in an argument).
+///
+/// # Errors
+/// As [`from_file`], except rank numbering.
+pub fn actors_from_file(path: &Path, platform: &Platform) -> Result<Vec<Actor>, PlatformError> {
+    let (text, origin) = read(path)?;
+    actors_from_xml(&text, &origin, platform)
+}
+
+/// [`actors_from_file`] on XML text; `origin` names it in messages.
+pub fn actors_from_xml(
+    text: &str,
+    origin: &str,
+    platform: &Platform,
+) -> Result<Vec<Actor>, PlatformError> {
     let root = xml::parse_document(text, origin)?;
     if root.name != "platform" {
         return Err(PlatformError::UnexpectedElement {
@@ -138,7 +172,7 @@ pub fn from_xml(
             }
         }
     }
-    let mut actors: Vec<(Option<usize>, u32, Placement)> = Vec::new();
+    let mut actors = Vec::new();
     for el in &root.children {
         if el.name != "actor" && el.name != "process" {
             return Err(PlatformError::UnexpectedElement {
@@ -196,8 +230,20 @@ pub fn from_xml(
                 }
             }
         }
-        actors.push((function_rank(function), el.line, Placement { host, args }));
+        actors.push(Actor {
+            function: function.to_string(),
+            line: el.line,
+            placement: Placement { host, args },
+        });
     }
+    Ok(actors)
+}
+
+/// Ranks of actors: by function when every function is a rank, else in file order.
+fn ranks_of(
+    actors: Vec<(Option<usize>, u32, Placement)>,
+    origin: &str,
+) -> Result<Deployment, PlatformError> {
     if !actors.is_empty() && actors.iter().all(|(rank, _, _)| rank.is_some()) {
         let n = actors.len();
         let mut slots: Vec<Option<(u32, Placement)>> = vec![None; n];

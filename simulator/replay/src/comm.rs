@@ -6,6 +6,11 @@
 //! distinct), which every member sees in the same order since creation is collective.
 //! Messages match only within a communicator: the matching tag carries the communicator's
 //! global index in its high 32 bits.
+//!
+//! Several jobs (SimGrid's `replay_multiple`) each have their own `MPI_COMM_WORLD`: with jobs of
+//! 2 and 3 ranks, replay ranks 0-1 are job 0's world (global index 1) and ranks 2-4 job 1's
+//! (global index 2); a rank's id 0 resolves to its job's world, and index 0 (all ranks) is
+//! never used. With a single job, its world is index 0 as before.
 
 use rustc_hash::FxHashMap as HashMap;
 use timeless_trace::{CommId, Rank, WORLD};
@@ -37,25 +42,51 @@ struct RankComms {
     local: HashMap<CommId, GlobalComm>,
     /// How many communicators with each member list the rank defined.
     seen: HashMap<Vec<Rank>, u32>,
+    /// Global index of the rank's `MPI_COMM_WORLD` (its job's world).
+    world: GlobalComm,
 }
 
 /// Every communicator of a replay.
 #[derive(Debug)]
 pub struct Comms {
     members: Vec<Vec<Rank>>,
+    /// Per communicator, its first member when its members are `first, first + 1, ...`.
+    consecutive: Vec<Option<Rank>>,
     index: HashMap<(Vec<Rank>, u32), GlobalComm>,
     ranks: Vec<RankComms>,
 }
 
 impl Comms {
     /// World of `n` ranks, no sub-communicator yet.
+    #[cfg(test)]
     pub fn new(n: u32) -> Self {
+        Comms::with_jobs(&[n])
+    }
+
+    /// Consecutive jobs of these sizes, each with its own world; one job is [`Comms::new`].
+    pub fn with_jobs(sizes: &[u32]) -> Self {
+        let n: u32 = sizes.iter().sum();
+        let mut members = vec![(0..n).collect::<Vec<Rank>>()];
+        let mut ranks: Vec<RankComms> = (0..n).map(|_| RankComms::default()).collect();
+        if sizes.len() > 1 {
+            let mut first = 0;
+            for &size in sizes {
+                let g = members.len() as GlobalComm;
+                members.push((first..first + size).collect());
+                for rc in &mut ranks[first as usize..(first + size) as usize] {
+                    rc.world = g;
+                }
+                first += size;
+            }
+        }
         Comms {
-            members: vec![(0..n).collect()],
+            consecutive: members.iter().map(|m| consecutive(m)).collect(),
+            members,
             index: HashMap::default(),
-            ranks: (0..n).map(|_| RankComms::default()).collect(),
+            ranks,
         }
     }
+
 
     /// Rank `rank` defines its communicator `id` with these members (comm rank order).
     ///
@@ -81,6 +112,7 @@ impl Comms {
         let g = *self.index.entry(key).or_insert(next);
         if g == next {
             self.members.push(world_ranks.to_vec());
+            self.consecutive.push(consecutive(world_ranks));
         }
         self.ranks[rank as usize].local.insert(id, g);
         Ok(())
@@ -89,14 +121,14 @@ impl Comms {
     /// Global index of rank `rank`'s communicator `id`.
     pub fn resolve(&self, rank: Rank, id: CommId) -> Option<GlobalComm> {
         if id == WORLD {
-            return Some(0);
+            return Some(self.ranks[rank as usize].world);
         }
         self.ranks[rank as usize].local.get(&id).copied()
     }
 
     /// Rank `rank`'s own id of global communicator `g` (0 for the world).
     pub fn local_id(&self, rank: Rank, g: GlobalComm) -> Option<CommId> {
-        if g == 0 {
+        if g == self.ranks[rank as usize].world {
             return Some(WORLD);
         }
         let mut ids: Vec<CommId> = self.ranks[rank as usize]
@@ -116,14 +148,25 @@ impl Comms {
 
     /// Comm rank of world rank `w` in `g`, if a member.
     pub fn comm_rank(&self, g: GlobalComm, w: Rank) -> Option<u32> {
-        if g == 0 {
-            return (w < self.members[0].len() as u32).then_some(w);
+        let members = &self.members[g as usize];
+        // Worlds (and any communicator of consecutive ranks in order) are found by offset.
+        if let Some(first) = self.consecutive[g as usize] {
+            return w
+                .checked_sub(first)
+                .filter(|&i| (i as usize) < members.len());
         }
-        self.members[g as usize]
-            .iter()
-            .position(|&m| m == w)
-            .map(|p| p as u32)
+        members.iter().position(|&m| m == w).map(|p| p as u32)
     }
+}
+
+/// The first member of `members` if they are consecutive ranks in increasing order.
+fn consecutive(members: &[Rank]) -> Option<Rank> {
+    let first = *members.first()?;
+    members
+        .iter()
+        .enumerate()
+        .all(|(i, &m)| u64::from(m) == u64::from(first) + i as u64)
+        .then_some(first)
 }
 
 #[cfg(test)]
@@ -161,5 +204,32 @@ mod tests {
         assert_eq!(c.comm_rank(g, 1), None);
         assert!(c.define(1, 1, &[0, 2]).is_err(), "not a member");
         assert!(c.define(0, 1, &[0, 2]).is_err(), "defined twice");
+    }
+
+    #[test]
+    fn each_job_has_its_own_world() {
+        // Jobs of 2 and 3 ranks: replay ranks 0-1 and 2-4.
+        let mut c = Comms::with_jobs(&[2, 3]);
+        assert_eq!(c.resolve(1, WORLD), Some(1));
+        assert_eq!(c.resolve(2, WORLD), Some(2));
+        assert_eq!(c.members(2), &[2, 3, 4]);
+        assert_eq!(c.comm_rank(2, 4), Some(2));
+        assert_eq!(c.comm_rank(2, 1), None, "rank 1 is in the other job");
+        assert_eq!(c.local_id(3, 2), Some(WORLD));
+        // A split inside job 1 is a new communicator, distinct from both worlds.
+        c.define(2, 1, &[2, 4]).unwrap();
+        c.define(4, 1, &[2, 4]).unwrap();
+        assert_eq!(c.resolve(2, 1), Some(3));
+        assert_eq!(c.comm_rank(3, 4), Some(1));
+        // One job keeps index 0 for its world.
+        let one = Comms::with_jobs(&[4]);
+        assert_eq!(one.resolve(3, WORLD), Some(0));
+        assert_eq!(one.comm_rank(0, 3), Some(3));
+        assert_eq!(one.comm_rank(0, 4), None);
+        // Members out of order are looked up, not offset.
+        c.define(3, 2, &[4, 3]).unwrap();
+        let g = c.resolve(3, 2).unwrap();
+        assert_eq!(c.comm_rank(g, 3), Some(1));
+        assert_eq!(c.comm_rank(g, 4), Some(0));
     }
 }

@@ -11,6 +11,7 @@ mod collectives;
 mod comm;
 pub mod config;
 pub mod error;
+pub mod jobs;
 mod mailbox;
 pub mod profile;
 mod rank;
@@ -19,6 +20,7 @@ mod sim;
 
 pub use config::{KeyEffect, ReplayConfig};
 pub use error::{BlockedRank, Location, ReplayError};
+pub use jobs::{Job, JobReport};
 pub use profile::ProfileRecorder;
 pub use report::{CallInfo, NoObserver, Observer, RankReport, Report, Tee};
 pub use sim::{Simulation, ENVELOPE_BYTES};

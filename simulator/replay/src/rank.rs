@@ -69,6 +69,8 @@ pub enum Step {
     TestCheck((Rank, Rank, Tag), ReqId),
     /// Execute flops on the host.
     Exec(f64),
+    /// A job's start delay: flops executed on the host before the trace (no account).
+    StartDelay(f64),
     /// Sleep, accounted as sleep/overhead time.
     Sleep(f64),
     /// Sleep accounted as waiting (test back-off).
@@ -99,6 +101,8 @@ pub enum Account {
     Wait,
     /// A probe's CPU back-off (counted as waiting).
     Probe,
+    /// A job's start delay (in no account).
+    Delay,
 }
 
 /// A stored request: its (src, dst, tag) key and the request, `None` for the marker a
@@ -117,6 +121,8 @@ pub struct RankState {
     pub reader: Box<dyn ActionStream>,
     /// Host index in the platform.
     pub host: u32,
+    /// Index of its job (0 unless several jobs are replayed).
+    pub job: u32,
     /// Steps left in the current action.
     pub steps: VecDeque<Step>,
     /// Requests of the current collective/sendRecv group.
@@ -177,6 +183,7 @@ impl RankState {
         RankState {
             reader,
             host,
+            job: 0,
             steps: VecDeque::new(),
             group: Vec::new(),
             store: Vec::new(),

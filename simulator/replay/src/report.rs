@@ -37,6 +37,8 @@ pub struct Report {
     pub actions: u64,
     /// Non-fatal notices (lines of other ranks skipped in a per-rank file, ...).
     pub warnings: Vec<String>,
+    /// One entry per job, in replay rank order (a single unnamed job for an ordinary replay).
+    pub jobs: Vec<crate::jobs::JobReport>,
 }
 
 /// One MPI call of a replay, for profiles (given to observers whose

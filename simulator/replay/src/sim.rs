@@ -20,6 +20,7 @@ use crate::config::ReplayConfig;
 use crate::error::{BlockedRank, Location, ReplayError};
 use crate::mailbox::{Mailboxes, PendingSend, ReqId, Request, Transfer, TransferId};
 use crate::rank::{Account, Block, Dest, RankState, RecvSize, Step, Stored};
+use crate::jobs::{shift_ranks, Job, JobReport};
 use crate::report::{CallInfo, Observer, RankReport, Report};
 
 /// Bytes SMPI adds to every message (reference §12.1).
@@ -57,17 +58,49 @@ pub struct Simulation<'p> {
     actions: u64,
     warnings: Vec<String>,
     comms: Comms,
+    /// The jobs, in replay rank order (one for an ordinary replay).
+    jobs: Vec<JobSlot>,
+}
+
+/// A job's name and its replay ranks.
+struct JobSlot {
+    name: String,
+    first_rank: u32,
+    ranks: u32,
 }
 
 impl<'p> Simulation<'p> {
     /// Prepares the replay of `traces` with rank i on host `placement[i]`.
     ///
     /// # Errors
-    /// A rank's trace cannot be opened.
+    /// A rank's trace cannot be opened, or a host's `smpi/os`/`smpi/or`/`smpi/ois` property is
+    /// malformed.
     pub fn new(
         platform: &'p Platform,
         placement: &[HostId],
         traces: &dyn TraceSet,
+        cfg: ReplayConfig,
+    ) -> Result<Self, ReplayError> {
+        let job = Job {
+            name: String::new(),
+            traces,
+            hosts: placement.to_vec(),
+            start_delay_flops: 0.0,
+        };
+        Self::with_jobs(platform, &[job], cfg)
+    }
+
+    /// Prepares the replay of several jobs at once (see [`crate::jobs`]): job `j`'s rank `i` is
+    /// replay rank (sizes of jobs before `j`) + `i`, on host `jobs[j].hosts[i]`, and starts by
+    /// executing `jobs[j].start_delay_flops` flops there. One job with no delay is [`Self::new`].
+    ///
+    /// Delays must be finite (callers validate them where they are read); a delay <= 0 is none.
+    ///
+    /// # Errors
+    /// As [`Self::new`].
+    pub fn with_jobs(
+        platform: &'p Platform,
+        jobs: &[Job<'_>],
         cfg: ReplayConfig,
     ) -> Result<Self, ReplayError> {
         let mut engine = Engine::new(cfg.net.clone());
@@ -94,11 +127,26 @@ impl<'p> Simulation<'p> {
             }
             overheads.push(o);
         }
-        let n = placement.len() as u32;
-        let mut ranks = Vec::with_capacity(placement.len());
-        for (r, h) in placement.iter().enumerate() {
-            let reader = traces.open_stream(r as u32, n)?;
-            ranks.push(RankState::new(reader, h.0));
+        let mut ranks = Vec::new();
+        let mut slots = Vec::with_capacity(jobs.len());
+        let mut sizes = Vec::with_capacity(jobs.len());
+        for (j, job) in jobs.iter().enumerate() {
+            let n = job.hosts.len() as u32;
+            slots.push(JobSlot {
+                name: job.name.clone(),
+                first_rank: ranks.len() as u32,
+                ranks: n,
+            });
+            sizes.push(n);
+            for (r, h) in job.hosts.iter().enumerate() {
+                let reader = job.traces.open_stream(r as u32, n)?;
+                let mut st = RankState::new(reader, h.0);
+                st.job = j as u32;
+                if job.start_delay_flops > 0.0 {
+                    st.steps.push_back(Step::StartDelay(job.start_delay_flops));
+                }
+                ranks.push(st);
+            }
         }
         Ok(Simulation {
             platform,
@@ -116,7 +164,8 @@ impl<'p> Simulation<'p> {
             done: Vec::new(),
             actions: 0,
             warnings: Vec::new(),
-            comms: Comms::new(n),
+            comms: Comms::with_jobs(&sizes),
+            jobs: slots,
         })
     }
 
@@ -196,11 +245,33 @@ impl<'p> Simulation<'p> {
                 }
             })
             .collect();
+        let jobs = self
+            .jobs
+            .iter()
+            .map(|j| {
+                let mine = &self.ranks[j.first_rank as usize..(j.first_rank + j.ranks) as usize];
+                let mut last: Option<&RankState> = None;
+                for r in mine {
+                    if last.is_none_or(|l| r.finish_secs >= l.finish_secs) {
+                        last = Some(r);
+                    }
+                }
+                JobReport {
+                    name: j.name.clone(),
+                    first_rank: j.first_rank,
+                    ranks: j.ranks,
+                    start_secs: mine.iter().map(|r| r.init_secs).fold(f64::INFINITY, f64::min),
+                    end_secs: last.map_or(0.0, |l| l.finish_secs),
+                    time_secs: last.map_or(0.0, |l| l.finish_secs - l.init_secs),
+                }
+            })
+            .collect();
         Report {
             simulated_time_secs: simulated,
             ranks,
             actions: self.actions,
             warnings,
+            jobs,
         }
     }
 
@@ -273,7 +344,8 @@ impl<'p> Simulation<'p> {
                         st.steps.push_back(Step::WaitStore);
                     }
                 }
-                Some(ev) => {
+                Some(mut ev) => {
+                    shift_ranks(&mut ev.action, self.jobs[st.job as usize].first_rank);
                     st.actions += 1;
                     self.actions += 1;
                     st.current = Some((ev.action.keyword(), ev.location, now));
@@ -435,6 +507,7 @@ impl<'p> Simulation<'p> {
                 }
             }
             collective if g == 0 => self.expand_collective(r, &collective, 0, r, n)?,
+            // A job's world in a multi-job replay takes the sub-communicator path below.
             collective => {
                 let me = self
                     .comms
@@ -584,6 +657,11 @@ impl<'p> Simulation<'p> {
                 let cpu = self.ranks[r as usize].host;
                 let a = self.engine.start_exec(cpu, flops);
                 self.block_on_activity(r, a, Account::Compute);
+            }
+            Step::StartDelay(flops) => {
+                let cpu = self.ranks[r as usize].host;
+                let a = self.engine.start_exec(cpu, flops);
+                self.block_on_activity(r, a, Account::Delay);
             }
             Step::Sleep(secs) => {
                 let a = self.engine.start_sleep(secs);
@@ -1046,6 +1124,8 @@ impl<'p> Simulation<'p> {
                         Account::Compute => st.compute_secs += d,
                         Account::Sleep => st.sleep_secs += d,
                         Account::Wait | Account::Probe => st.wait_secs += d,
+                        // The trace starts now (its `init`, if any, comes next).
+                        Account::Delay => st.init_secs = now,
                     }
                 }
                 st.block = Block::Running;
