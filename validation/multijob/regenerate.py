@@ -8,7 +8,9 @@ instances registered with SMPI_app_instance_register, one actor per rank running
 smpi_replay_init/smpi_replay_main) and, for every case directory holding a `description`,
 replays it with smpirun's settings (network/model:SMPI, surf/precision:1e-9) and writes
 `golden.txt`: `instance rank start end` per rank (start = after the start delay), then
-`makespan`. A case places its ranks with a committed `deployment.xml` or, from its
+`makespan`, then `alone <instance> <time>` per job: the job replayed without the others on
+the same hosts with the same delay, its time being its last rank's end minus that rank's
+start (the baseline of its slowdown). A case places its ranks with a committed `deployment.xml` or, from its
 `hostfile`, with a deployment generated here in generate_multiple_deployment.sh's order
 (the k-th rank overall on host k % hosts). Trace paths are relative to the case directory.
 """
@@ -18,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SMPIRUN_CFG = ["--cfg=network/model:SMPI", "--cfg=surf/precision:1e-9", "--log=root.thres:warning"]
@@ -62,6 +65,36 @@ def deployment_from_hostfile(case, out):
                 "<platform version=\"4.1\">\n" + "\n".join(actors) + "\n</platform>\n")
 
 
+def replay(driver, case, description, platform, dep):
+    p = subprocess.run([driver, description, platform, dep] + SMPIRUN_CFG, cwd=case,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{case}: SimGrid failed ({p.returncode})\n{p.stderr}")
+    return p.stdout
+
+
+def alone(driver, case, platform, dep, tmp, inst, line):
+    """The time of job `inst` replayed alone on its hosts of `dep`."""
+    desc = os.path.join(case, f".alone-{inst}")
+    with open(desc, "w") as f:
+        f.write(line)
+    root = ET.parse(dep).getroot()
+    for actor in list(root):
+        if actor.find("argument").get("value") != inst:
+            root.remove(actor)
+    mine = os.path.join(tmp, f"alone-{inst}.xml")
+    with open(mine, "w") as f:
+        f.write("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                + ET.tostring(root, encoding="unicode") + "\n")
+    try:
+        out = replay(driver, case, os.path.basename(desc), platform, mine)
+    finally:
+        os.remove(desc)
+    ranks = [l.split() for l in out.splitlines() if not l.startswith("makespan")]
+    last = max(ranks, key=lambda f: float(f[3]))
+    return float(last[3]) - float(last[2])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default=os.path.join(HERE, "cases"))
@@ -77,13 +110,15 @@ def main():
             if not os.path.exists(dep):
                 dep = os.path.join(tmp, f"{name}.xml")
                 deployment_from_hostfile(case, dep)
-            p = subprocess.run([driver, "description", platform, dep] + SMPIRUN_CFG, cwd=case,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            if p.returncode != 0:
-                sys.exit(f"{name}: SimGrid failed ({p.returncode})\n{p.stderr}")
+            out = replay(driver, case, "description", platform, dep)
+            lines = [l for l in open(os.path.join(case, "description"))
+                     if l.split() and not l.startswith("#")]
+            for line in lines:
+                inst = line.split()[0]
+                out += f"alone {inst} {alone(driver, case, platform, dep, tmp, inst, line):.12f}\n"
             with open(os.path.join(case, "golden.txt"), "w") as f:
-                f.write(f"# SimGrid 3.32 (validation/multijob/driver.cpp via regenerate.py)\n{p.stdout}")
-            print(f"{name}: {p.stdout.splitlines()[-1]}")
+                f.write(f"# SimGrid 3.32 (validation/multijob/driver.cpp via regenerate.py)\n{out}")
+            print(f"{name}:\n{out}")
 
 
 if __name__ == "__main__":

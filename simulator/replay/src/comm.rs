@@ -87,7 +87,6 @@ impl Comms {
         }
     }
 
-
     /// Rank `rank` defines its communicator `id` with these members (comm rank order).
     ///
     /// # Errors

@@ -81,7 +81,8 @@ pub fn alone_times_secs(
                 hosts: job.hosts.clone(),
                 start_delay_flops: job.start_delay_flops,
             };
-            let report = Simulation::with_jobs(platform, &[one], cfg.clone())?.run(&mut NoObserver)?;
+            let report =
+                Simulation::with_jobs(platform, &[one], cfg.clone())?.run(&mut NoObserver)?;
             Ok(report.jobs[0].time_secs)
         })
         .collect()

@@ -18,9 +18,9 @@ use crate::collective::Op;
 use crate::comm::{comm_of, mpi_tag, tag_in, Comms, GlobalComm, Tag};
 use crate::config::ReplayConfig;
 use crate::error::{BlockedRank, Location, ReplayError};
+use crate::jobs::{shift_ranks, Job, JobReport};
 use crate::mailbox::{Mailboxes, PendingSend, ReqId, Request, Transfer, TransferId};
 use crate::rank::{Account, Block, Dest, RankState, RecvSize, Step, Stored};
-use crate::jobs::{shift_ranks, Job, JobReport};
 use crate::report::{CallInfo, Observer, RankReport, Report};
 
 /// Bytes SMPI adds to every message (reference §12.1).
@@ -260,7 +260,10 @@ impl<'p> Simulation<'p> {
                     name: j.name.clone(),
                     first_rank: j.first_rank,
                     ranks: j.ranks,
-                    start_secs: mine.iter().map(|r| r.init_secs).fold(f64::INFINITY, f64::min),
+                    start_secs: mine
+                        .iter()
+                        .map(|r| r.init_secs)
+                        .fold(f64::INFINITY, f64::min),
                     end_secs: last.map_or(0.0, |l| l.finish_secs),
                     time_secs: last.map_or(0.0, |l| l.finish_secs - l.init_secs),
                 }

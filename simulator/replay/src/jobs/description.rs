@@ -144,7 +144,10 @@ pub fn parse_description(text: &str, path: &Path) -> Result<Vec<JobSpec>, JobsEr
         let start_delay_flops = match fields.get(3) {
             None => 0.0,
             Some(v) => parse_delay(v).ok_or_else(|| {
-                bad(line, format!("delay_flops '{v}' is not a finite number >= 0"))
+                bad(
+                    line,
+                    format!("delay_flops '{v}' is not a finite number >= 0"),
+                )
             })?,
         };
         if let Some(first) = jobs.iter().find(|j| j.name == fields[0]) {
@@ -264,20 +267,23 @@ fn from_deployment(
                 ),
             ));
         }
-        let j = specs.iter().position(|s| s.name == args[0]).ok_or_else(|| {
-            bad(
-                a.line,
-                format!(
-                    "instance '{}' is not in the description (instances: {})",
-                    args[0],
-                    specs
-                        .iter()
-                        .map(|s| s.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            )
-        })?;
+        let j = specs
+            .iter()
+            .position(|s| s.name == args[0])
+            .ok_or_else(|| {
+                bad(
+                    a.line,
+                    format!(
+                        "instance '{}' is not in the description (instances: {})",
+                        args[0],
+                        specs
+                            .iter()
+                            .map(|s| s.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })?;
         let size = specs[j].ranks;
         let rank = args[1]
             .parse::<u32>()
@@ -295,7 +301,10 @@ fn from_deployment(
         let delay = match args.get(3) {
             None => 0.0,
             Some(v) => parse_delay(v).ok_or_else(|| {
-                bad(a.line, format!("delay_flops '{v}' is not a finite number >= 0"))
+                bad(
+                    a.line,
+                    format!("delay_flops '{v}' is not a finite number >= 0"),
+                )
             })?,
         };
         match delays[j] {
