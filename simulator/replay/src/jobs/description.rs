@@ -46,10 +46,22 @@ pub enum JobsError {
     },
     /// The deployment or hostfile is invalid.
     #[error(transparent)]
-    Platform(#[from] PlatformError),
+    Platform(Box<PlatformError>),
     /// A trace list cannot be opened.
     #[error(transparent)]
-    Trace(#[from] TraceError),
+    Trace(Box<TraceError>),
+}
+
+impl From<PlatformError> for JobsError {
+    fn from(e: PlatformError) -> Self {
+        JobsError::Platform(Box::new(e))
+    }
+}
+
+impl From<TraceError> for JobsError {
+    fn from(e: TraceError) -> Self {
+        JobsError::Trace(Box::new(e))
+    }
 }
 
 /// One line of a description file.
