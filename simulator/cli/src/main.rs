@@ -10,6 +10,7 @@ mod compress;
 mod flowgraph;
 mod output;
 mod profile;
+mod proxy;
 mod simulate;
 mod trace;
 mod validate;
@@ -50,6 +51,8 @@ enum Command {
     /// Event flow graphs (002_*) of a trace, or a trace rebuilt from its graph:
     /// `timeless flowgraph TRACE -o g.tfg`, `timeless flowgraph --reconstruct g.tfg -o DIR`.
     Flowgraph(flowgraph::FlowgraphArgs),
+    /// A C MPI proxy application of a trace (Pilgrim 000_* §5): `timeless proxy TRACE -o DIR`.
+    Proxy(proxy::ProxyArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate::run(args),
         Command::Profile(args) => profile::run(args),
         Command::Flowgraph(args) => flowgraph::run(args),
+        Command::Proxy(args) => proxy::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -368,9 +368,9 @@ pub(crate) fn open_traces(path: &Path) -> Result<OpenedTrace, Failure> {
 pub(crate) struct OpenedTrace {
     pub(crate) set: Box<dyn TraceSet>,
     /// First rank's file of a text trace: `trace-meta.json` is looked for next to it.
-    first_file: Option<PathBuf>,
+    pub(crate) first_file: Option<PathBuf>,
     /// `trace-meta.json` bytes embedded in a compressed trace (decoded once, with the trace).
-    embedded_meta: Option<Vec<u8>>,
+    pub(crate) embedded_meta: Option<Vec<u8>>,
 }
 
 fn apply(cfg: &mut ReplayConfig, item: &str) -> Result<(), String> {

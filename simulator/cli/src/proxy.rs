@@ -1,0 +1,120 @@
+//! `timeless proxy`: a C MPI proxy application generated from a trace (Pilgrim `000_*` §5).
+//! Logic lives in `timeless-proxy`; this parses, calls and prints.
+
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Context};
+use clap::{Args, ValueEnum};
+use timeless_proxy::{ComputeMode, ProxyOptions};
+
+use crate::Failure;
+
+/// Arguments of `timeless proxy`.
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    /// A trace (list file, shared file or compressed `.tlg`).
+    pub trace: PathBuf,
+    /// Directory to write `proxy.c` and `Makefile` into (`make` there builds `proxy`).
+    #[arg(short = 'o', long)]
+    pub out: PathBuf,
+    /// Compute bursts as calibrated busy work (`busy`), sleeps, or nothing.
+    #[arg(long, value_enum, default_value_t = Compute::Busy)]
+    pub compute: Compute,
+    /// Multiply every compute duration by F (> 0).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale_compute: f64,
+    /// Multiply every message and collective size by F (> 0; at least one element).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale_bytes: f64,
+    /// Reference speed of the trace's flops, flop/s (default: each rank's from the tracer's
+    /// `trace-meta.json` next to the trace, else 1e9).
+    #[arg(long, value_name = "FLOP/S")]
+    pub ref_speed: Option<f64>,
+    /// Ranks whose computations before a call differ by less than this (relative) share code.
+    #[arg(long, default_value_t = 0.05)]
+    pub precision: f64,
+    /// Ranks (default: as many as the trace list names).
+    #[arg(short = 'n', long = "np")]
+    pub np: Option<u32>,
+}
+
+/// `--compute` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Compute {
+    /// Busy work of the burst's duration on the reference machine.
+    Busy,
+    /// Sleep for that duration.
+    Sleep,
+    /// No computation.
+    None,
+}
+
+/// Runs `timeless proxy`.
+pub fn run(args: ProxyArgs) -> Result<(), Failure> {
+    let input = |e: anyhow::Error| Failure::Input(e);
+    for (name, v) in [
+        ("--scale-compute", args.scale_compute),
+        ("--scale-bytes", args.scale_bytes),
+        ("--precision", args.precision),
+        ("--ref-speed", args.ref_speed.unwrap_or(1.0)),
+    ] {
+        if !(v.is_finite() && v > 0.0) {
+            return Err(input(anyhow!(
+                "{name}: expected a finite number > 0, got {v}"
+            )));
+        }
+    }
+    let opened = crate::simulate::open_traces(&args.trace)?;
+    let n = match (args.np, opened.set.ranks()) {
+        (Some(n), _) => n,
+        (None, Some(k)) => k as u32,
+        (None, None) => {
+            return Err(input(anyhow!(
+                "{} is one file shared by all ranks: give the rank count with -n",
+                args.trace.display()
+            )))
+        }
+    };
+    let speeds = match args.ref_speed {
+        Some(s) => vec![s],
+        None => {
+            let meta = match opened.embedded_meta.clone() {
+                Some(bytes) => Some(crate::compress::embedded_tracer_meta(&args.trace, bytes)?),
+                None => {
+                    crate::compensate::find_meta(Some(&args.trace), opened.first_file.as_deref())?
+                        .ok()
+                }
+            };
+            meta.map_or(vec![1e9], |m| m.speed_flops_per_sec)
+        }
+    };
+    let opts = ProxyOptions {
+        compute: match args.compute {
+            Compute::Busy => ComputeMode::Busy,
+            Compute::Sleep => ComputeMode::Sleep,
+            Compute::None => ComputeMode::None,
+        },
+        scale_compute: args.scale_compute,
+        scale_bytes: args.scale_bytes,
+        precision: args.precision,
+    };
+    let proxy =
+        timeless_proxy::generate(&*opened.set, n, &speeds, &opts).map_err(|e| input(e.into()))?;
+    proxy
+        .write_to(&args.out)
+        .context("writing the proxy")
+        .map_err(Failure::Other)?;
+    let m = &proxy.model;
+    println!(
+        "{} ranks, {} calls, {} distinct calls, {} grammars, {} rank groups, {:.6} s of computation -> {} ({} bytes of C)",
+        m.nranks,
+        m.calls,
+        m.terminals.len(),
+        m.grammars.len(),
+        m.groups.len(),
+        m.compute_secs,
+        args.out.join("proxy.c").display(),
+        proxy.source.len()
+    );
+    Ok(())
+}

@@ -1,0 +1,397 @@
+//! What a proxy is generated from: the trace's distinct MPI calls (terminals), each rank's call
+//! grammar, and the computation between calls attached to the grammar's sites.
+//!
+//! Each rank's non-compute actions become terminals keyed by their call signature
+//! (`timeless_grammar::signature::split`: peers relative to the caller, so SPMD ranks share
+//! terminals and code). The terminal sequence goes through Sequitur: loops become repetition
+//! exponents, and identical rank grammars are stored once.
+//!
+//! Computation does not enter the grammar (its volumes are measured, noisy numbers that would
+//! break every repetition). A *site* is one terminal occurrence in a rule body; every execution
+//! of that occurrence is preceded by the flops computed since the previous call, and the proxy
+//! computes the site's mean. A site inside a loop of 100 iterations preceded by 1e6, 1.1e6, ...
+//! flops computes their mean each time, so the rank's total is kept exactly and the size of the
+//! proxy follows the grammar, not the trace. Ranks with the same grammar and the same site
+//! means (to `precision`, relative) form one group and share their code.
+
+use rustc_hash::FxHashMap as HashMap;
+use timeless_grammar::signature::split;
+use timeless_grammar::{CallSignatureTable, Grammar, Sequitur, Symbol};
+use timeless_trace::{Action, CommId, Rank, TraceSet, WORLD};
+
+use crate::error::ProxyError;
+
+/// One distinct MPI call of the trace, as first seen.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Terminal {
+    /// The action as executed by `first_rank` (peers are turned back into displacements from
+    /// it when code is emitted).
+    pub action: Action,
+    /// Its communicator id (the rank's own; 0 = `MPI_COMM_WORLD`).
+    pub comm: CommId,
+    /// The rank the action was first read from.
+    pub first_rank: Rank,
+    /// Whether that rank's `init` made `MPI_DOUBLE` the default datatype.
+    pub default_double: bool,
+}
+
+/// Ranks sharing one grammar and the same computation per site.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// Index into [`Model::grammars`].
+    pub grammar: u32,
+    /// Its ranks, increasing.
+    pub ranks: Vec<Rank>,
+    /// Seconds of computation before each site (index into the grammar's flat symbol array)
+    /// at the rank's reference speed, the mean over the site's executions and the group's
+    /// ranks; 0 for rule symbols.
+    pub site_secs: Vec<f64>,
+    /// Seconds of computation after the last call.
+    pub tail_secs: f64,
+}
+
+/// Everything a proxy program is generated from.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// Size of `MPI_COMM_WORLD`.
+    pub nranks: u32,
+    /// Distinct calls, by terminal id.
+    pub terminals: Vec<Terminal>,
+    /// Distinct rank grammars (terminals are [`Model::terminals`] indices).
+    pub grammars: Vec<Grammar>,
+    /// Rank groups, each rank in exactly one.
+    pub groups: Vec<Group>,
+    /// Largest buffer any call needs, in bytes (before `--scale-bytes`).
+    pub buffer_bytes: u64,
+    /// Largest communicator id used.
+    pub max_comm: CommId,
+    /// Calls over all ranks.
+    pub calls: u64,
+    /// Seconds of computation over all ranks, at their reference speeds.
+    pub compute_secs: f64,
+}
+
+/// Quantizes a duration on a log scale of ratio `1 + precision` (0 stays apart).
+fn bucket(x: f64, precision: f64) -> i64 {
+    if x <= 0.0 {
+        i64::MIN
+    } else {
+        (x.ln() / precision.ln_1p()).round() as i64
+    }
+}
+
+/// Calls `f(site)` for each terminal site of `g`'s expansion, in order. O(expansion).
+pub fn for_each_site(g: &Grammar, mut f: impl FnMut(usize)) {
+    let mut offset = Vec::with_capacity(g.rule_count());
+    let mut o = 0;
+    for r in 0..g.rule_count() as u32 {
+        offset.push(o);
+        o += g.body(r).len();
+    }
+    // (rule, position in body, repetitions left of the symbol at that position)
+    let mut stack: Vec<(u32, usize, u64)> = Vec::new();
+    if let Some(&(_, e)) = g.body(0).first() {
+        stack.push((0, 0, e));
+    }
+    while let Some(top) = stack.last_mut() {
+        let (r, pos, left) = *top;
+        let body = g.body(r);
+        if left == 0 {
+            top.1 += 1;
+            match body.get(top.1) {
+                Some(&(_, e)) => top.2 = e,
+                None => {
+                    stack.pop();
+                }
+            }
+            continue;
+        }
+        top.2 -= 1;
+        match body[pos].0 {
+            Symbol::Terminal(_) => f(offset[r as usize] + pos),
+            Symbol::Rule(q) => {
+                let first = g.body(q)[0].1;
+                stack.push((q, 0, first));
+            }
+        }
+    }
+}
+
+/// Bytes the largest buffer of `action` needs, with `size` ranks in its communicator and
+/// `dt_bytes` resolving a datatype (its default included).
+fn bytes_needed(
+    action: &Action,
+    size: u64,
+    dt_bytes: impl Fn(Option<timeless_trace::Datatype>) -> u64,
+) -> u64 {
+    use timeless_trace::RecvCount;
+    let sum = |v: &[u64]| v.iter().sum::<u64>();
+    match action {
+        Action::Send { count, dt, .. } => count * dt_bytes(*dt),
+        Action::Recv {
+            count: RecvCount::Count(c),
+            dt,
+            ..
+        } => c * dt_bytes(*dt),
+        Action::SendRecv {
+            send_count,
+            recv_count,
+            send_dt,
+            recv_dt,
+            ..
+        } => (send_count * dt_bytes(*send_dt)).max(recv_count * dt_bytes(*recv_dt)),
+        Action::Bcast { count, dt, .. }
+        | Action::Reduce { count, dt, .. }
+        | Action::AllReduce { count, dt, .. }
+        | Action::Scan { count, dt, .. }
+        | Action::ExScan { count, dt, .. } => count * dt_bytes(*dt),
+        Action::AllToAll {
+            send_count,
+            recv_count,
+            send_dt,
+            recv_dt,
+        }
+        | Action::Gather {
+            send_count,
+            recv_count,
+            send_dt,
+            recv_dt,
+            ..
+        }
+        | Action::AllGather {
+            send_count,
+            recv_count,
+            send_dt,
+            recv_dt,
+        }
+        | Action::Scatter {
+            send_count,
+            recv_count,
+            send_dt,
+            recv_dt,
+            ..
+        } => (send_count * dt_bytes(*send_dt)).max(recv_count * dt_bytes(*recv_dt)) * size,
+        Action::AllToAllV {
+            send_counts,
+            recv_counts,
+            send_dt,
+            recv_dt,
+        } => (sum(send_counts) * dt_bytes(*send_dt)).max(sum(recv_counts) * dt_bytes(*recv_dt)),
+        Action::GatherV {
+            send_count,
+            recv_counts,
+            send_dt,
+            recv_dt,
+            ..
+        }
+        | Action::AllGatherV {
+            send_count,
+            recv_counts,
+            send_dt,
+            recv_dt,
+            ..
+        } => (send_count * dt_bytes(*send_dt)).max(sum(recv_counts) * dt_bytes(*recv_dt)),
+        Action::ScatterV {
+            send_counts,
+            recv_count,
+            send_dt,
+            recv_dt,
+            ..
+        } => (sum(send_counts) * dt_bytes(*send_dt)).max(recv_count * dt_bytes(*recv_dt)),
+        Action::ReduceScatter {
+            recv_counts, dt, ..
+        } => sum(recv_counts) * dt_bytes(*dt),
+        _ => 0,
+    }
+}
+
+/// Reads every rank of `traces` (`nranks` ranks) into a [`Model`]. `speeds_flops_per_sec`
+/// gives each rank's reference speed (the speed its flops were recorded with; one value for
+/// all ranks, or one per rank), which turns `compute` flops into seconds; `sleep` seconds count
+/// as computation. `precision` (> 0) is the relative difference under which two ranks'
+/// per-site computations count as equal.
+///
+/// # Errors
+/// A trace error (file:line), or an action a proxy cannot reproduce.
+pub fn build(
+    traces: &dyn TraceSet,
+    nranks: u32,
+    speeds_flops_per_sec: &[f64],
+    precision: f64,
+) -> Result<Model, ProxyError> {
+    let mut cst = CallSignatureTable::new();
+    let mut terminals: Vec<Terminal> = Vec::new();
+    let mut grammar_index: HashMap<Grammar, u32> = HashMap::default();
+    let mut grammars = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut group_index: HashMap<(u32, Vec<i64>), usize> = HashMap::default();
+    let mut group_members: Vec<u32> = Vec::new();
+    let mut buffer_bytes = 0u64;
+    let mut max_comm = 0;
+    let mut calls = 0u64;
+    let mut total_secs = 0.0;
+    for r in 0..nranks {
+        let speed = speeds_flops_per_sec
+            .get(r as usize)
+            .or(speeds_flops_per_sec.first())
+            .copied()
+            .unwrap_or(1e9);
+        let mut stream = traces.open_stream(r, nranks)?;
+        let mut seq = Sequitur::new();
+        let mut gaps: Vec<f64> = Vec::new();
+        let mut gap = 0.0;
+        let mut default_double = false;
+        let mut comm_sizes: HashMap<CommId, u64> = HashMap::default();
+        while let Some(ev) = stream.next_event()? {
+            match &ev.action {
+                Action::Compute { flops } => {
+                    gap += flops / speed;
+                    continue;
+                }
+                Action::Sleep { secs } => {
+                    gap += secs;
+                    continue;
+                }
+                Action::Location => continue,
+                Action::Init { double_default } => default_double = *double_default,
+                Action::CommDef { id, world_ranks } => {
+                    comm_sizes.insert(*id, world_ranks.len() as u64);
+                    max_comm = max_comm.max(*id);
+                }
+                _ => {}
+            }
+            max_comm = max_comm.max(ev.comm);
+            let size = if ev.comm == WORLD {
+                u64::from(nranks)
+            } else {
+                comm_sizes
+                    .get(&ev.comm)
+                    .copied()
+                    .ok_or_else(|| ProxyError::Unsupported {
+                        rank: r,
+                        location: ev.location,
+                        what: format!("communicator {} is used before its comm_def", ev.comm),
+                    })?
+            };
+            let dt_bytes = |dt: Option<timeless_trace::Datatype>| {
+                u64::from(
+                    dt.unwrap_or(if default_double {
+                        timeless_trace::Datatype::DOUBLE
+                    } else {
+                        timeless_trace::Datatype::BYTE
+                    })
+                    .size_bytes(),
+                )
+            };
+            buffer_bytes = buffer_bytes.max(bytes_needed(&ev.action, size, dt_bytes));
+            let sig = split(&ev.action, r, ev.comm).signature;
+            let t = cst.intern(&sig);
+            if t as usize == terminals.len() {
+                terminals.push(Terminal {
+                    action: ev.action.clone(),
+                    comm: ev.comm,
+                    first_rank: r,
+                    default_double,
+                });
+            }
+            seq.push(u64::from(t));
+            gaps.push(gap);
+            total_secs += gap;
+            gap = 0.0;
+            calls += 1;
+        }
+        total_secs += gap;
+        let g = seq.finish();
+        let mut sums = vec![0.0; g.symbol_count()];
+        let mut counts = vec![0u64; g.symbol_count()];
+        let mut k = 0;
+        for_each_site(&g, |s| {
+            sums[s] += gaps[k];
+            counts[s] += 1;
+            k += 1;
+        });
+        debug_assert_eq!(k, gaps.len());
+        let means: Vec<f64> = sums
+            .iter()
+            .zip(&counts)
+            .map(|(&s, &c)| if c == 0 { 0.0 } else { s / c as f64 })
+            .collect();
+        let next = grammars.len() as u32;
+        let gi = *grammar_index.entry(g.clone()).or_insert(next);
+        if gi == next {
+            grammars.push(g);
+        }
+        let mut key: Vec<i64> = means.iter().map(|&m| bucket(m, precision)).collect();
+        key.push(bucket(gap, precision));
+        let gr = *group_index.entry((gi, key)).or_insert_with(|| {
+            groups.push(Group {
+                grammar: gi,
+                ranks: Vec::new(),
+                site_secs: vec![0.0; means.len()],
+                tail_secs: 0.0,
+            });
+            group_members.push(0);
+            groups.len() - 1
+        });
+        // Running mean over the group's ranks.
+        let group = &mut groups[gr];
+        group.ranks.push(r);
+        group_members[gr] += 1;
+        let n = f64::from(group_members[gr]);
+        for (acc, m) in group.site_secs.iter_mut().zip(&means) {
+            *acc += (m - *acc) / n;
+        }
+        group.tail_secs += (gap - group.tail_secs) / n;
+    }
+    Ok(Model {
+        nranks,
+        terminals,
+        grammars,
+        groups,
+        buffer_bytes,
+        max_comm,
+        calls,
+        compute_secs: total_secs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sites_follow_the_expansion() {
+        // a (b c)^3 d: terminal sites in the flat body array.
+        let mut s = Sequitur::new();
+        for t in [1u64, 2, 3, 2, 3, 2, 3, 4] {
+            s.push(t);
+        }
+        let g = s.finish();
+        let mut seen = Vec::new();
+        for_each_site(&g, |site| seen.push(site));
+        assert_eq!(seen.len(), 8);
+        // The three b's share one site, as do the three c's.
+        assert_eq!(seen[1], seen[3]);
+        assert_eq!(seen[3], seen[5]);
+        assert_eq!(seen[2], seen[6]);
+        assert_ne!(seen[0], seen[1]);
+        let syms = g.symbols();
+        let term = |i: usize| match syms[seen[i]].0 {
+            Symbol::Terminal(t) => t,
+            Symbol::Rule(_) => panic!("a site is a terminal"),
+        };
+        assert_eq!(
+            (0..8).map(term).collect::<Vec<_>>(),
+            [1, 2, 3, 2, 3, 2, 3, 4]
+        );
+    }
+
+    #[test]
+    fn buckets_part_by_precision() {
+        // ln(1e6) / ln(1.01) = 1388.45 and ln(1.0003e6) / ln(1.01) = 1388.48: bucket 1388;
+        // 1.02e6 gives 1390.44.
+        assert_eq!(bucket(1e6, 0.01), bucket(1.0003e6, 0.01));
+        assert_ne!(bucket(1e6, 0.01), bucket(1.02e6, 0.01));
+        assert_ne!(bucket(0.0, 0.01), bucket(1e-300, 0.01));
+    }
+}
