@@ -113,9 +113,9 @@ pub fn run_decompress(args: DecompressArgs) -> Result<(), Failure> {
         let mut w = std::io::BufWriter::new(f);
         let mut stream = input(trace.rank_stream(r))?;
         let mut text = RankTextWriter::new(r, trace.nranks);
-        while let Some((action, comm, _)) = input(stream.next_action())? {
+        while let Some((action, comm, callsite, _)) = input(stream.next_action())? {
             line.clear();
-            input(text.write(&mut line, &action, comm))?;
+            input(text.write(&mut line, &action, comm, callsite))?;
             w.write_all(line.as_bytes()).map_err(|e| other(e, &path))?;
         }
         w.flush().map_err(|e| other(e, &path))?;

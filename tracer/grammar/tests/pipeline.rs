@@ -59,7 +59,7 @@ fn compress(traces: &[Vec<Action>], precision: Precision) -> CompressedTrace {
         .map(|(r, acts)| {
             let mut e = RankEncoder::new(r as u32, precision);
             for a in acts {
-                e.push(a, 0);
+                e.push(a, 0, None);
             }
             MergedRanks::from(e.finish())
         })
@@ -74,7 +74,7 @@ fn replay_all(t: CompressedTrace) -> Vec<Vec<Action>> {
         .map(|r| {
             let mut s = t.rank_stream(r).unwrap();
             let mut v = Vec::new();
-            while let Some((a, comm, _)) = s.next_action().unwrap() {
+            while let Some((a, comm, _, _)) = s.next_action().unwrap() {
                 assert_eq!(comm, 0);
                 v.push(a);
             }
@@ -119,7 +119,7 @@ fn merge_order_does_not_change_the_streams() {
             .map(|(r, acts)| {
                 let mut e = RankEncoder::new(r as u32, Precision::Lossless);
                 acts.iter().for_each(|a| {
-                    e.push(a, 0);
+                    e.push(a, 0, None);
                 });
                 MergedRanks::from(e.finish())
             })
@@ -585,7 +585,7 @@ proptest! {
             .map(|(r, acts)| {
                 let mut e = RankEncoder::new(r as u32, Precision::Lossless);
                 acts.iter().for_each(|a| {
-                    e.push(a, 0);
+                    e.push(a, 0, None);
                 });
                 MergedRanks::from(e.finish())
             })
