@@ -4,9 +4,11 @@
 #include <mpi.h>
 #include <stdlib.h>
 
+/* Not inlined, and the send is not its last act (a tail call would return straight to main). */
 __attribute__((noinline)) static void send_b(double *buf, int n, int dst)
 {
-    MPI_Send(buf, n, MPI_DOUBLE, dst, 1, MPI_COMM_WORLD); /* SITE B */
+    if (MPI_Send(buf, n, MPI_DOUBLE, dst, 1, MPI_COMM_WORLD) != MPI_SUCCESS) /* SITE B */
+        abort();
 }
 
 int main(int argc, char **argv)
