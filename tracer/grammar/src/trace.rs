@@ -38,6 +38,8 @@ pub struct CompressedTrace {
     /// The tracer's `trace-meta.json`, verbatim, when the text trace had one (overhead
     /// compensation needs it).
     pub tracer_meta: Option<Vec<u8>>,
+    /// The trace's call-site table (`callsites.txt`), verbatim, when it had one.
+    pub callsites: Option<Vec<u8>>,
 }
 
 /// Size statistics of a compressed trace.
@@ -116,6 +118,7 @@ impl CompressedTrace {
             volumes: m.volumes,
             volumes_of_rank,
             tracer_meta: None,
+            callsites: None,
         })
     }
 
