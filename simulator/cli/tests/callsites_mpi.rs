@@ -119,7 +119,10 @@ fn two_send_sites_get_two_ids_with_their_lines() {
     assert_eq!(ids(&dir, 0, "send"), ids(&dir, 2, "send"));
     // The wildcard irecv keeps its post's site although its line is written at completion.
     let irecv = ids(&dir, 1, "irecv");
-    assert_eq!(where_(&t, &irecv), BTreeSet::from([f("main", line("IRECV"))]));
+    assert_eq!(
+        where_(&t, &irecv),
+        BTreeSet::from([f("main", line("IRECV"))])
+    );
     assert_eq!(
         where_(&t, &ids(&dir, 1, "wait")),
         BTreeSet::from([f("main", line("WAIT"))])
@@ -147,8 +150,8 @@ fn two_send_sites_get_two_ids_with_their_lines() {
         json.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{:?}", text(&out));
-    let g: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap())
-        .unwrap();
+    let g: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let graph0 = g["graphs"]
         .as_array()
         .unwrap()

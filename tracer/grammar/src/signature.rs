@@ -615,7 +615,9 @@ pub fn rebuild(
         Some(d.r.varint_u32("call site id")?)
     };
     if !d.r.is_empty() {
-        return Err(d.r.error("trailing bytes after the signature's call site id"));
+        return Err(d
+            .r
+            .error("trailing bytes after the signature's call site id"));
     }
     Ok((a, comm, callsite))
 }
@@ -644,13 +646,19 @@ mod tests {
         let s7 = split(&send(4), 4, 0, Some(7));
         let s300 = split(&send(4), 4, 0, Some(300));
         assert_eq!(s7.signature, vec![6, 2, 6, 0xe8, 0x07, 1, 0, 0, 7]);
-        assert_eq!(s300.signature, vec![6, 2, 6, 0xe8, 0x07, 1, 0, 0, 0xac, 0x02]);
+        assert_eq!(
+            s300.signature,
+            vec![6, 2, 6, 0xe8, 0x07, 1, 0, 0, 0xac, 0x02]
+        );
         let (back, comm, cs) = rebuild(&s300.signature, 0, 9, 16, None).unwrap();
         assert_eq!((back, comm, cs), (send(9), 0, Some(300)));
         let mut extra = s7.signature.clone();
         extra.push(1);
         let e = rebuild(&extra, 0, 9, 16, None).unwrap_err().to_string();
-        assert!(e.contains("trailing bytes after the signature's call site id"), "{e}");
+        assert!(
+            e.contains("trailing bytes after the signature's call site id"),
+            "{e}"
+        );
         // Rank 15's +1 neighbour does not exist.
         let e = rebuild(&a.signature, 40, 15, 16, None)
             .unwrap_err()

@@ -570,7 +570,8 @@ impl Tracer {
     fn untimed_action(&mut self, args: fmt::Arguments<'_>, site: Option<u32>) -> Result<(), Fail> {
         self.count_record();
         let rank = self.rank;
-        self.out.line(format_args!("{rank} {args}{}", SiteField(site)))?;
+        self.out
+            .line(format_args!("{rank} {args}{}", SiteField(site)))?;
         if let Some(p) = &mut self.profile {
             p.record(args);
         }

@@ -8,9 +8,10 @@
 //! and `nm` take), and, once symbolised, to the function, source file and line:
 //!
 //! ```text
+//! (fields separated by tabs)
 //! # timeless call sites: id <TAB> module <TAB> offset <TAB> function <TAB> file <TAB> line
-//! 2596441981	/home/u/ring	0x12a9	main	/home/u/ring.c	14
-//! 40213	/usr/lib/libfoo.so	0x88f0	-	-	0
+//! 2596441981 /home/u/ring 0x12a9 main /home/u/ring.c 14
+//! 40213 /usr/lib/libfoo.so 0x88f0 - - 0
 //! ```
 //!
 //! `-` and line 0 mean unknown (no debug information). An id is [`id_of`] the module's file name
@@ -144,7 +145,9 @@ pub fn parse_table(text: &str, path: &Path) -> Result<Vec<CallSite>, TraceError>
             .parse()
             .map_err(|_| bad(format!("a line number, found '{}'", f[5])))?;
         if !seen.insert(id) {
-            return Err(bad(format!("call site {id} listed once, it is listed again")));
+            return Err(bad(format!(
+                "call site {id} listed once, it is listed again"
+            )));
         }
         let some = |s: &str| (s != "-").then(|| s.to_string());
         out.push(CallSite {
@@ -213,7 +216,10 @@ mod tests {
         let e = parse_table(&format!("{text}3\tm\t0x1\t-\t-\t0\n"), Path::new("cs.txt"))
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("cs.txt:4: ") && e.contains("listed again"), "{e}");
+        assert!(
+            e.starts_with("cs.txt:4: ") && e.contains("listed again"),
+            "{e}"
+        );
     }
 
     #[test]

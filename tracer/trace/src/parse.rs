@@ -123,12 +123,14 @@ pub fn parse_line_in(
     let mut callsite = None;
     if let Some(pos) = line.rfind([' ', '\t']) {
         if let Some(id) = line[pos + 1..].strip_prefix(CALLSITE_FIELD) {
-            callsite = Some(all_consuming(uint32::<_, ()>)(id).map(|(_, v)| v).map_err(
-                |_| TraceErrorKind::Malformed {
-                    action: CALLSITE_FIELD.into(),
-                    expected: format!("a call-site id (0..2^32), found '{CALLSITE_FIELD}{id}'"),
-                },
-            )?);
+            callsite = Some(
+                all_consuming(uint32::<_, ()>)(id)
+                    .map(|(_, v)| v)
+                    .map_err(|_| TraceErrorKind::Malformed {
+                        action: CALLSITE_FIELD.into(),
+                        expected: format!("a call-site id (0..2^32), found '{CALLSITE_FIELD}{id}'"),
+                    })?,
+            );
             line = line[..pos].trim_end();
         }
     }
@@ -959,9 +961,19 @@ mod comm_tests {
             .unwrap()
             .unwrap();
         assert_eq!((r.comm, r.callsite), (3, Some(4_000_000_000)));
-        assert!(matches!(r.action, Action::Send { dst: 2, count: 10, .. }));
+        assert!(matches!(
+            r.action,
+            Action::Send {
+                dst: 2,
+                count: 10,
+                ..
+            }
+        ));
         let r = parse_line("0 barrier @cs=17", 2).unwrap().unwrap();
-        assert_eq!((r.action, r.comm, r.callsite), (Action::Barrier, WORLD, Some(17)));
+        assert_eq!(
+            (r.action, r.comm, r.callsite),
+            (Action::Barrier, WORLD, Some(17))
+        );
         let r = parse_line("0 barrier", 2).unwrap().unwrap();
         assert_eq!(r.callsite, None);
         let e = |l: &str| parse_line_in(l, 4, &sizes).unwrap_err().to_string();
