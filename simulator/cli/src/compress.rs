@@ -79,6 +79,13 @@ pub fn run_compress(args: CompressArgs) -> Result<(), Failure> {
     if let Some((path, bytes)) = tracer_meta_file(&args.trace, &source)? {
         eprintln!("timeless: embedding the tracer metadata {}", path.display());
         trace.tracer_meta = Some(bytes);
+        let cs = path.with_file_name(timeless_trace::callsites::FILE);
+        if cs.is_file() {
+            eprintln!("timeless: embedding the call-site table {}", cs.display());
+            trace.callsites = Some(input(
+                std::fs::read(&cs).with_context(|| format!("cannot read {}", cs.display())),
+            )?);
+        }
     }
     let (bytes, sizes) = format::write(&trace);
     std::fs::write(&args.output, &bytes)
@@ -113,9 +120,9 @@ pub fn run_decompress(args: DecompressArgs) -> Result<(), Failure> {
         let mut w = std::io::BufWriter::new(f);
         let mut stream = input(trace.rank_stream(r))?;
         let mut text = RankTextWriter::new(r, trace.nranks);
-        while let Some((action, comm, _)) = input(stream.next_action())? {
+        while let Some((action, comm, callsite, _)) = input(stream.next_action())? {
             line.clear();
-            input(text.write(&mut line, &action, comm))?;
+            input(text.write(&mut line, &action, comm, callsite))?;
             w.write_all(line.as_bytes()).map_err(|e| other(e, &path))?;
         }
         w.flush().map_err(|e| other(e, &path))?;
@@ -124,6 +131,10 @@ pub fn run_decompress(args: DecompressArgs) -> Result<(), Failure> {
     if let Some(m) = &trace.tracer_meta {
         let mp = args.output.join(META_FILE);
         std::fs::write(&mp, m).map_err(|e| other(e, &mp))?;
+    }
+    if let Some(c) = &trace.callsites {
+        let cp = args.output.join(timeless_trace::callsites::FILE);
+        std::fs::write(&cp, c).map_err(|e| other(e, &cp))?;
     }
     let lp = args.output.join("traces.txt");
     std::fs::write(&lp, list).map_err(|e| other(e, &lp))?;

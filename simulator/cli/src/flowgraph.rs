@@ -1,7 +1,7 @@
 //! `timeless flowgraph`: event flow graphs (002_*) of a trace, and traces rebuilt from them.
 //! Logic lives in `timeless-flowgraph`; this parses, calls and prints.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
@@ -64,7 +64,7 @@ pub fn run(args: FlowgraphArgs) -> Result<(), Failure> {
         );
         return Ok(());
     }
-    let g = if args.timed {
+    let mut g = if args.timed {
         FlowGraphs::from_timed(&args.input).map_err(|e| input(e.into()))?
     } else {
         let opened = crate::simulate::open_traces(&args.input)?;
@@ -80,6 +80,13 @@ pub fn run(args: FlowgraphArgs) -> Result<(), Failure> {
         };
         FlowGraphs::from_traces(&*opened.set, n).map_err(|e| input(e.into()))?
     };
+    // Node labels name the call sites of the trace's call-site table, when it has one.
+    let dir = if args.input.is_dir() {
+        args.input.as_path()
+    } else {
+        args.input.parent().unwrap_or(Path::new("."))
+    };
+    g.callsites = crate::callsites::labels(dir).map_err(input)?;
     let n = g.ranks.len() as u32;
     let write = |bytes: &[u8]| {
         std::fs::write(&args.out, bytes)

@@ -95,6 +95,11 @@ pub struct TraceArgs {
     /// The flow graph only, no trace files (`<out>/flowgraph.tfg`).
     #[arg(long, conflicts_with_all = ["flowgraph", "compress", "timestamps", "gather", "profile_only"])]
     pub flowgraph_only: bool,
+    /// Record the call site of every MPI call: each action line ends with `@cs=<id>`, and
+    /// `<out>/callsites.txt` lists each id's module, offset, function, file and line (README
+    /// "Call sites"). Such traces are replayed by timeless (SimGrid may misread the field).
+    #[arg(long)]
+    pub callsites: bool,
     /// The MPI program and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "PROGRAM [ARGS]")]
     pub command: Vec<OsString>,
@@ -539,6 +544,9 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
     if args.counters {
         extra_env.push(("TIMELESS_COUNTERS", "1".to_string()));
     }
+    if args.callsites {
+        extra_env.push(("TIMELESS_CALLSITES", "1".to_string()));
+    }
     if let Some(s) = &speed {
         eprintln!(
             "timeless: reference speed {:.6e} flop/s ({})",
@@ -621,6 +629,15 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
             out.display()
         )));
     }
+    if args.callsites {
+        match crate::callsites::symbolise_dir(&out).map_err(Failure::Other)? {
+            Some((n, lines)) => println!(
+                "call sites: {} ({n} sites, {lines} with a source line)",
+                out.join(timeless_trace::callsites::FILE).display()
+            ),
+            None => eprintln!("timeless: the traced run wrote no call-site table"),
+        }
+    }
     if args.profile || args.profile_only {
         crate::profile::report_written(&profile_db)?;
         if args.profile_only {
@@ -671,7 +688,8 @@ fn prepare_out(out: &Path) -> anyhow::Result<PathBuf> {
             || name == "trace-list.txt"
             || name == "trace-meta.json"
             || name == "trace.tlg"
-            || name == "trace.tlg.part";
+            || name == "trace.tlg.part"
+            || name == timeless_trace::callsites::FILE;
         if stale {
             std::fs::remove_file(out.join(&*name))
                 .with_context(|| format!("cannot remove the old {name} in {}", out.display()))?;

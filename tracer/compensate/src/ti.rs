@@ -282,6 +282,7 @@ mod tests {
             Ok(self.0.next().map(|action| Event {
                 action,
                 comm: 0,
+                callsite: None,
                 location: self.1,
             }))
         }

@@ -30,7 +30,7 @@ pub fn to_dot(g: &FlowGraphs) -> String {
         let _ = writeln!(out, "  label=\"ranks {}\"; labelloc=t;", ranges(&ranks));
         let max_visits = graph.visits.iter().copied().max().unwrap_or(1).max(1) as f64;
         for (i, sig) in graph.signatures.iter().enumerate() {
-            let label = node_label(sig, first, n).unwrap_or_else(|| format!("node {i}"));
+            let label = node_label(g, sig, first, n).unwrap_or_else(|| format!("node {i}"));
             let v = graph.visits[i];
             let label = match g.ranks.get(first as usize).and_then(|e| e.durations.get(i)) {
                 Some(Some(d)) => format!("{label}\\n{:.3e} s", d.total_secs),
@@ -89,9 +89,10 @@ pub fn to_dot(g: &FlowGraphs) -> String {
 }
 
 /// The node label of signature `sig` as rank `rank` of `n` runs it (compute and sleep without
-/// their volume).
-pub fn node_label(sig: &[u8], rank: u32, n: u32) -> Option<String> {
-    let (a, comm) = rebuild(sig, 0, rank, n.max(1), Some(0.0)).ok()?;
+/// their volume); a call site is shown as its label in the graphs' call-site table
+/// ([`FlowGraphs::callsites`]: `function (file:line)`), or as `@cs=<id>` without one.
+pub fn node_label(g: &FlowGraphs, sig: &[u8], rank: u32, n: u32) -> Option<String> {
+    let (a, comm, cs) = rebuild(sig, 0, rank, n.max(1), Some(0.0)).ok()?;
     if a.keyword() == "compute" || a.keyword() == "sleep" {
         return Some(a.keyword().to_string());
     }
@@ -101,11 +102,22 @@ pub fn node_label(sig: &[u8], rank: u32, n: u32) -> Option<String> {
         .trim()
         .trim_start_matches(|c: char| c.is_ascii_digit())
         .trim();
-    Some(if comm != 0 {
+    let mut l = if comm != 0 {
         format!("{l} comm={comm}")
     } else {
         l.to_string()
-    })
+    };
+    if let Some(cs) = cs {
+        match g.callsites.get(&cs) {
+            Some(site) => {
+                let _ = write!(l, " @ {site}");
+            }
+            None => {
+                let _ = write!(l, " @cs={cs}");
+            }
+        }
+    }
+    Some(l)
 }
 
 /// The graphs as JSON for other tools: per distinct graph, its ranks, entry node, nodes (label,
@@ -142,7 +154,7 @@ pub fn to_json(g: &FlowGraphs) -> String {
                         .and_then(|e| e.durations.get(i).copied().flatten());
                     json!({
                         "id": i,
-                        "label": node_label(sig, first, n).unwrap_or_else(|| format!("node {i}")),
+                        "label": node_label(g, sig, first, n).unwrap_or_else(|| format!("node {i}")),
                         "visits": graph.visits[i],
                         "exits": exits,
                         "seconds": d.map(|d| json!({

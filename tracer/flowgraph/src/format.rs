@@ -296,7 +296,11 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<FlowGraphs, FlowGraphError> {
     if !r.is_empty() {
         return Err(corrupt(r.offset(), "bytes after the last rank".into()));
     }
-    Ok(FlowGraphs { graphs, ranks })
+    Ok(FlowGraphs {
+        graphs,
+        ranks,
+        callsites: Default::default(),
+    })
 }
 
 /// Visits of each node: its incoming edge counts, plus one for the entry.

@@ -81,6 +81,9 @@ pub struct FlowGraphs {
     pub graphs: Vec<RankGraph>,
     /// One entry per world rank.
     pub ranks: Vec<RankEntry>,
+    /// Labels of the call sites the nodes name (`@cs=<id>`), from the trace's call-site table
+    /// (`timeless_trace::callsites`); not stored in the graph file, empty when unknown.
+    pub callsites: std::collections::BTreeMap<u32, String>,
 }
 
 impl FlowGraphs {
@@ -93,8 +96,14 @@ impl FlowGraphs {
         for r in 0..nranks {
             let mut s = traces.open_stream(r, nranks)?;
             let mut events: Vec<(Vec<u8>, Option<f64>)> = Vec::new();
-            while let Some(Event { action, comm, .. }) = s.next_event()? {
-                let sp = split(&action, r, comm);
+            while let Some(Event {
+                action,
+                comm,
+                callsite,
+                ..
+            }) = s.next_event()?
+            {
+                let sp = split(&action, r, comm, callsite);
                 events.push((sp.signature, sp.volume));
             }
             rank_graphs.push(RankGraph::build(
@@ -113,6 +122,7 @@ impl FlowGraphs {
             let volumes = std::mem::take(&mut g.volumes);
             g.volumes = vec![Vec::new(); g.signatures.len()];
             let key = format::encode(&FlowGraphs {
+                callsites: Default::default(),
                 graphs: vec![g.clone()],
                 ranks: Vec::new(),
             });
@@ -126,7 +136,11 @@ impl FlowGraphs {
                 durations: Vec::new(),
             });
         }
-        FlowGraphs { graphs, ranks }
+        FlowGraphs {
+            graphs,
+            ranks,
+            callsites: Default::default(),
+        }
     }
 
     /// Builds the graphs of a timed trace (`timeless trace --timestamps`: `timed-list.txt`, lines
@@ -182,7 +196,7 @@ impl FlowGraphs {
                 if let timeless_trace::Action::CommDef { id, world_ranks } = &rec.action {
                     sizes.insert(*id, world_ranks.len() as u32);
                 }
-                let sp = split(&rec.action, r as u32, rec.comm);
+                let sp = split(&rec.action, r as u32, rec.comm, rec.callsite);
                 events.push((sp.signature, sp.volume, secs));
             }
             let g = RankGraph::build(events.iter().map(|(s, v, _)| (s.as_slice(), *v)));
@@ -261,9 +275,10 @@ impl FlowGraphs {
         let mut w = RankTextWriter::new(rank, n);
         let mut out = String::new();
         for (node, vol) in g.walk() {
-            let (action, comm) =
+            let (action, comm, callsite) =
                 rebuild(&g.signatures[node as usize], 0, rank, n, vol).map_err(sig_err)?;
-            w.write(&mut out, &action, comm).map_err(sig_err)?;
+            w.write(&mut out, &action, comm, callsite)
+                .map_err(sig_err)?;
         }
         Ok(out)
     }

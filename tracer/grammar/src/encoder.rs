@@ -61,17 +61,18 @@ impl RankEncoder {
         }
     }
 
-    /// Appends one action executed on communicator `comm` (0 = `MPI_COMM_WORLD`); returns its
+    /// Appends one action executed on communicator `comm` (0 = `MPI_COMM_WORLD`) at call site
+    /// `callsite` (if recorded; part of the call signature); returns its
     /// terminal, or `None` for a `compute` (not in the grammar: its gap goes to the placement
     /// stream, its flops to the volume stream).
-    pub fn push(&mut self, action: &Action, comm: u32) -> Option<u32> {
+    pub fn push(&mut self, action: &Action, comm: u32, callsite: Option<u32>) -> Option<u32> {
         if let Action::Compute { flops } = action {
             self.placement.push(self.since_compute);
             self.since_compute = 0;
             self.volumes.push(*flops);
             return None;
         }
-        let s = split(action, self.rank, comm);
+        let s = split(action, self.rank, comm, callsite);
         if let Some(v) = s.volume {
             self.volumes.push(v);
         }
@@ -129,15 +130,15 @@ mod tests {
         let compute = Action::Compute { flops: 5.0 };
         let mut a = RankEncoder::new(0, Precision::Lossless);
         let mut b = RankEncoder::new(0, Precision::Lossless);
-        let t = a.push(&send, 0).expect("a send is a terminal");
-        assert_eq!(a.push(&compute, 0), None, "a compute is not");
-        b.push(&send, 0);
-        b.push(&compute, 0);
+        let t = a.push(&send, 0, None).expect("a send is a terminal");
+        assert_eq!(a.push(&compute, 0, None), None, "a compute is not");
+        b.push(&send, 0, None);
+        b.push(&compute, 0, None);
         for _ in 0..10 {
-            a.push(&compute, 0);
+            a.push(&compute, 0, None);
             a.push_terminal(t);
-            b.push(&compute, 0);
-            b.push(&send, 0);
+            b.push(&compute, 0, None);
+            b.push(&send, 0, None);
         }
         let file = |e: RankEncoder| {
             let m = MergedRanks::from(e.finish());

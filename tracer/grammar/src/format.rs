@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! 0   magic      89 54 4C 47 0D 0A 1A 0A   ("\x89TLG\r\n\x1a\n": catches text-mode mangling)
-//! 8   version    u16 = 3
+//! 8   version    u16 = 3, or 4 with a `CALLSITES` section
 //! 10  byte order u16 = 0x0102, stored 02 01 (a big-endian writer would store 01 02)
 //! 12  sections   u32 = n
 //! 16  table      n × { kind u32, reserved u32 = 0, offset u64, length u64 }  (24 bytes each)
@@ -24,10 +24,15 @@
 //! - 7 `PLACEMENT`: per volume stream, in the order of `VOLUMES`: gap count (the rank's
 //!   `compute` actions, which are not in the grammar), block count, per block: length, zstd
 //!   bytes of varint gaps ([`crate::placement`]).
+//! - 8 `CALLSITES` (optional, version 4): the trace's call-site table (`callsites.txt`, see
+//!   `timeless_trace::callsites`) in one zstd frame, at most [`MAX_TRACER_META_BYTES`] once
+//!   decompressed. The call sites themselves end the call signatures ([`crate::signature`]).
 //!
 //! Version 2 took `compute` out of the grammar (version 1 had it as a terminal and no
 //! `PLACEMENT`); version 3 histogram-codes binned volume blocks (version 2: zstd of varint
-//! bins). Older files are refused with a message naming both versions.
+//! bins); version 4 is version 3 with a `CALLSITES` section, written only when there is one
+//! (so a trace without call sites gives the bytes it gave before). Older files are refused with a
+//! message naming both versions.
 //!
 //! Unknown section kinds are skipped (later versions may add sections). Every decoding error
 //! names the byte offset where it was found; no input makes the decoder panic.
@@ -41,8 +46,10 @@ use crate::volume::{Precision, VolumeStream};
 
 /// The file's first eight bytes.
 pub const MAGIC: [u8; 8] = [0x89, b'T', b'L', b'G', b'\r', b'\n', 0x1a, b'\n'];
-/// Format version written and read.
+/// Format version written without call sites, and the oldest read.
 pub const VERSION: u16 = 3;
+/// Format version written with a call-site table, and the newest read.
+pub const VERSION_CALLSITES: u16 = 4;
 const BYTE_ORDER: u16 = 0x0102;
 /// Largest word count of the unique grammars accepted when reading (a guard against a tiny
 /// corrupt grammar that expands to an enormous one): 2^27 words.
@@ -57,6 +64,7 @@ const TRACER_META: u32 = 6;
 /// Largest decompressed `TRACER_META` accepted when reading: 16 MiB.
 pub const MAX_TRACER_META_BYTES: u64 = 16 << 20;
 const PLACEMENT: u32 = 7;
+const CALLSITES: u32 = 8;
 
 /// Byte sizes of a file's parts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -77,6 +85,8 @@ pub struct PartSizes {
     pub tracer_meta: usize,
     /// `PLACEMENT` section.
     pub placement: usize,
+    /// `CALLSITES` section (0 when absent).
+    pub callsites: usize,
 }
 
 impl PartSizes {
@@ -90,6 +100,7 @@ impl PartSizes {
             + self.volumes
             + self.tracer_meta
             + self.placement
+            + self.callsites
     }
 }
 
@@ -180,10 +191,19 @@ pub fn write(trace: &CompressedTrace) -> (Vec<u8>, PartSizes) {
         let z = zstd::bulk::compress(m, 19).expect("zstd compression of a memory buffer");
         sections.push((TRACER_META, z));
     }
+    if let Some(c) = &trace.callsites {
+        let z = zstd::bulk::compress(c, 19).expect("zstd compression of a memory buffer");
+        sections.push((CALLSITES, z));
+    }
+    let version = if trace.callsites.is_some() {
+        VERSION_CALLSITES
+    } else {
+        VERSION
+    };
     let header = 16 + 24 * sections.len();
     let mut out = Vec::with_capacity(header + sections.iter().map(|s| s.1.len()).sum::<usize>());
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
     out.extend_from_slice(&BYTE_ORDER.to_le_bytes());
     out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
     let mut offset = header as u64;
@@ -205,7 +225,14 @@ pub fn write(trace: &CompressedTrace) -> (Vec<u8>, PartSizes) {
         ranks: sections[3].1.len(),
         volumes: sections[4].1.len(),
         placement: sections[5].1.len(),
-        tracer_meta: sections.get(6).map_or(0, |s| s.1.len()),
+        tracer_meta: sections
+            .iter()
+            .find(|s| s.0 == TRACER_META)
+            .map_or(0, |s| s.1.len()),
+        callsites: sections
+            .iter()
+            .find(|s| s.0 == CALLSITES)
+            .map_or(0, |s| s.1.len()),
     };
     (out, sizes)
 }
@@ -225,7 +252,7 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
         ));
     }
     let version = h.u16_le("version")?;
-    if version != VERSION {
+    if !(VERSION..=VERSION_CALLSITES).contains(&version) {
         let hint = if version < VERSION {
             " (compress the text trace again)"
         } else {
@@ -233,7 +260,10 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
         };
         return Err(corrupt(
             8,
-            format!("format version {version}, this build reads version {VERSION}{hint}"),
+            format!(
+                "format version {version}, this build reads versions \
+                 {VERSION}..={VERSION_CALLSITES}{hint}"
+            ),
         ));
     }
     let bom = h.u16_le("byte order mark")?;
@@ -247,7 +277,7 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
     if n > h.remaining() / 24 {
         return Err(corrupt(12, format!("{n} sections do not fit the file")));
     }
-    let mut found: [Option<(usize, usize)>; 8] = [None; 8];
+    let mut found: [Option<(usize, usize)>; 9] = [None; 9];
     for i in 0..n {
         let at = h.offset();
         let kind = h.u32_le("section kind")?;
@@ -418,27 +448,30 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
         return Err(p.error("trailing bytes after the placement streams"));
     }
 
-    let tracer_meta = match found[TRACER_META as usize] {
-        None => None,
-        Some((off, len)) => {
-            use std::io::Read;
-            let mut out = Vec::new();
-            let read = zstd::stream::read::Decoder::new(&bytes[off..off + len])
-                .and_then(|d| d.take(MAX_TRACER_META_BYTES + 1).read_to_end(&mut out));
-            match read {
-                Err(e) => return Err(corrupt(off, format!("TRACER_META: {e}"))),
-                Ok(n) if n as u64 > MAX_TRACER_META_BYTES => {
-                    return Err(corrupt(
+    let zstd_section = |kind: u32, name: &str| -> Result<Option<Vec<u8>>, GrammarError> {
+        match found[kind as usize] {
+            None => Ok(None),
+            Some((off, len)) => {
+                use std::io::Read;
+                let mut out = Vec::new();
+                let read = zstd::stream::read::Decoder::new(&bytes[off..off + len])
+                    .and_then(|d| d.take(MAX_TRACER_META_BYTES + 1).read_to_end(&mut out));
+                match read {
+                    Err(e) => Err(corrupt(off, format!("{name}: {e}"))),
+                    Ok(n) if n as u64 > MAX_TRACER_META_BYTES => Err(corrupt(
                         off,
-                        format!("TRACER_META exceeds {MAX_TRACER_META_BYTES} bytes"),
-                    ))
+                        format!("{name} exceeds {MAX_TRACER_META_BYTES} bytes"),
+                    )),
+                    Ok(_) => Ok(Some(out)),
                 }
-                Ok(_) => Some(out),
             }
         }
     };
+    let tracer_meta = zstd_section(TRACER_META, "TRACER_META")?;
+    let callsites = zstd_section(CALLSITES, "CALLSITES")?;
     let trace = CompressedTrace {
         tracer_meta,
+        callsites,
         nranks,
         precision,
         cst,
@@ -459,6 +492,7 @@ pub fn read(bytes: &[u8]) -> Result<(CompressedTrace, PartSizes), GrammarError> 
         volumes: size(VOLUMES),
         tracer_meta: size(TRACER_META),
         placement: size(PLACEMENT),
+        callsites: size(CALLSITES),
     };
     Ok((trace, sizes))
 }

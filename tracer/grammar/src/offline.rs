@@ -24,7 +24,7 @@ pub fn compress(
         let mut reader = source.open_rank(r as Rank, nranks)?;
         let mut enc = RankEncoder::new(r, precision);
         while let Some(ev) = reader.next_event()? {
-            enc.push(&ev.action, ev.comm);
+            enc.push(&ev.action, ev.comm, ev.callsite);
         }
         groups.push(MergedRanks::from(enc.finish()));
     }

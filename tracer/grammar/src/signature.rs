@@ -11,7 +11,9 @@
 //! volume of `compute` (flops) and `sleep` (seconds) is *not* in the signature: it goes to the
 //! rank's volume stream ([`crate::volume`]). The last field is the communicator id of the
 //! `comm=<id>` extension (0 = `MPI_COMM_WORLD`), so sub-communicator calls get their own
-//! terminals.
+//! terminals. A call site (`@cs=<id>`, README "Call sites") follows it when the action has
+//! one, so the same call made at two places of the program gets two terminals; a signature
+//! without one is byte for byte what it was before call sites existed.
 //!
 //! Request identity: a TI `wait`/`test` names its request by `(src, dst, tag)`, which is kept
 //! (rank-relative); SimGrid's replay pairs requests by that key, so the signature carries
@@ -94,9 +96,9 @@ impl Enc {
     }
 }
 
-/// Splits `action`, executed by world rank `rank` on communicator `comm` (0 = world), into its
-/// signature and its volume.
-pub fn split(action: &Action, rank: Rank, comm: u32) -> Split {
+/// Splits `action`, executed by world rank `rank` on communicator `comm` (0 = world) at call
+/// site `callsite` (if recorded), into its signature and its volume.
+pub fn split(action: &Action, rank: Rank, comm: u32, callsite: Option<u32>) -> Split {
     let mut e = Enc {
         b: Vec::with_capacity(16),
         rank,
@@ -337,6 +339,9 @@ pub fn split(action: &Action, rank: Rank, comm: u32) -> Split {
         }
     }
     e.u(u64::from(comm));
+    if let Some(cs) = callsite {
+        e.u(u64::from(cs));
+    }
     Split {
         signature: e.b,
         volume,
@@ -421,7 +426,7 @@ impl Dec<'_> {
 }
 
 /// Rebuilds the action of `signature` for world rank `rank` of `nranks`, with `volume` for
-/// `compute`/`sleep`. Returns the action and its communicator id. `base` is the absolute file
+/// `compute`/`sleep`. Returns the action, its communicator id and its call site. `base` is the absolute file
 /// offset of the signature's first byte (for error messages).
 ///
 /// # Errors
@@ -433,7 +438,7 @@ pub fn rebuild(
     rank: Rank,
     nranks: u32,
     volume: Option<f64>,
-) -> Result<(Action, u32), GrammarError> {
+) -> Result<(Action, u32, Option<u32>), GrammarError> {
     let mut d = Dec {
         r: Reader::new(signature, base),
         rank,
@@ -604,12 +609,17 @@ pub fn rebuild(
         other => return Err(crate::error::corrupt(at, format!("unknown opcode {other}"))),
     };
     let comm = d.r.varint_u32("communicator id")?;
+    let callsite = if d.r.is_empty() {
+        None
+    } else {
+        Some(d.r.varint_u32("call site id")?)
+    };
     if !d.r.is_empty() {
         return Err(d
             .r
-            .error("trailing bytes after the signature's communicator id"));
+            .error("trailing bytes after the signature's call site id"));
     }
-    Ok((a, comm))
+    Ok((a, comm, callsite))
 }
 
 #[cfg(test)]
@@ -625,13 +635,30 @@ mod tests {
             dt: Some(Datatype::DOUBLE),
             blocking: false,
         };
-        let a = split(&send(4), 4, 0);
-        let b = split(&send(9), 9, 0);
+        let a = split(&send(4), 4, 0, None);
+        let b = split(&send(9), 9, 0, None);
         assert_eq!(a, b);
         // opcode, +1 zigzag = 2, tag 3 zigzag = 6, 1000 = [0xe8, 0x07], dt 0 + 1, flag 0, comm 0.
         assert_eq!(a.signature, vec![6, 2, 6, 0xe8, 0x07, 1, 0, 0]);
-        let (back, comm) = rebuild(&a.signature, 0, 9, 16, None).unwrap();
-        assert_eq!((back, comm), (send(9), 0));
+        let (back, comm, cs) = rebuild(&a.signature, 0, 9, 16, None).unwrap();
+        assert_eq!((back, comm, cs), (send(9), 0, None));
+        // A call site follows the communicator: same call, two sites, two signatures.
+        let s7 = split(&send(4), 4, 0, Some(7));
+        let s300 = split(&send(4), 4, 0, Some(300));
+        assert_eq!(s7.signature, vec![6, 2, 6, 0xe8, 0x07, 1, 0, 0, 7]);
+        assert_eq!(
+            s300.signature,
+            vec![6, 2, 6, 0xe8, 0x07, 1, 0, 0, 0xac, 0x02]
+        );
+        let (back, comm, cs) = rebuild(&s300.signature, 0, 9, 16, None).unwrap();
+        assert_eq!((back, comm, cs), (send(9), 0, Some(300)));
+        let mut extra = s7.signature.clone();
+        extra.push(1);
+        let e = rebuild(&extra, 0, 9, 16, None).unwrap_err().to_string();
+        assert!(
+            e.contains("trailing bytes after the signature's call site id"),
+            "{e}"
+        );
         // Rank 15's +1 neighbour does not exist.
         let e = rebuild(&a.signature, 40, 15, 16, None)
             .unwrap_err()
@@ -644,8 +671,8 @@ mod tests {
 
     #[test]
     fn compute_volume_is_not_in_the_signature() {
-        let a = split(&Action::Compute { flops: 1e6 }, 0, 0);
-        let b = split(&Action::Compute { flops: 2.5e9 }, 3, 0);
+        let a = split(&Action::Compute { flops: 1e6 }, 0, 0, None);
+        let b = split(&Action::Compute { flops: 2.5e9 }, 3, 0, None);
         assert_eq!(a.signature, b.signature);
         assert_eq!((a.volume, b.volume), (Some(1e6), Some(2.5e9)));
         assert!(takes_volume(&a.signature));

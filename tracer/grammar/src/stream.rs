@@ -49,9 +49,10 @@ struct GrammarStream {
 impl ActionStream for GrammarStream {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         match self.inner.next_action() {
-            Ok(Some((action, comm, location))) => Ok(Some(Event {
+            Ok(Some((action, comm, callsite, location))) => Ok(Some(Event {
                 action,
                 comm,
+                callsite,
                 location,
             })),
             Ok(None) => Ok(None),

@@ -70,7 +70,7 @@ impl RankTextWriter {
     }
 
     /// Appends the line (with its newline) of `action` on communicator `comm` (0 = world,
-    /// written without a `comm=` field).
+    /// written without a `comm=` field) at call site `callsite` (a trailing `@cs=<id>`).
     ///
     /// # Errors
     /// [`GrammarError::Unrepresentable`] for an action no TI line parses to (a count vector
@@ -80,6 +80,7 @@ impl RankTextWriter {
         out: &mut String,
         action: &Action,
         comm: CommId,
+        callsite: Option<u32>,
     ) -> Result<(), GrammarError> {
         let len = if comm == WORLD {
             self.nranks
@@ -97,6 +98,10 @@ impl RankTextWriter {
         if comm != WORLD {
             out.pop();
             let _ = writeln!(out, " comm={comm}");
+        }
+        if let Some(cs) = callsite {
+            out.pop();
+            let _ = writeln!(out, " {}{cs}", timeless_trace::parse::CALLSITE_FIELD);
         }
         Ok(())
     }

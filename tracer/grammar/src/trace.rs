@@ -38,6 +38,8 @@ pub struct CompressedTrace {
     /// The tracer's `trace-meta.json`, verbatim, when the text trace had one (overhead
     /// compensation needs it).
     pub tracer_meta: Option<Vec<u8>>,
+    /// The trace's call-site table (`callsites.txt`), verbatim, when it had one.
+    pub callsites: Option<Vec<u8>>,
 }
 
 /// Size statistics of a compressed trace.
@@ -116,6 +118,7 @@ impl CompressedTrace {
             volumes: m.volumes,
             volumes_of_rank,
             tracer_meta: None,
+            callsites: None,
         })
     }
 
@@ -266,12 +269,13 @@ pub struct RankStream {
 }
 
 impl RankStream {
-    /// The next action with its communicator id and its 1-based index in the rank's stream,
-    /// or `None` at the end.
+    /// The next action with its communicator id, its call site (if recorded) and its 1-based
+    /// index in the rank's stream, or `None` at the end.
     ///
     /// # Errors
     /// [`GrammarError::Replay`] (peer outside the world, missing volume) or a corrupt block.
-    pub fn next_action(&mut self) -> Result<Option<(Action, u32, u64)>, GrammarError> {
+    #[allow(clippy::type_complexity)]
+    pub fn next_action(&mut self) -> Result<Option<(Action, u32, Option<u32>, u64)>, GrammarError> {
         let t = &*self.trace;
         let rank = self.rank;
         let stream = &t.volumes[self.volumes as usize];
@@ -283,7 +287,7 @@ impl RankStream {
             let flops = next_volume(rank, &mut self.volume_cursor, stream, t.precision)?;
             self.next_gap = Some(read_gap(rank, &mut self.placement_cursor, stream)?);
             self.index += 1;
-            return Ok(Some((Action::Compute { flops }, 0, self.index)));
+            return Ok(Some((Action::Compute { flops }, 0, None, self.index)));
         }
         let Some(term) = self.cursor.next(&t.grammars[self.grammar as usize]) else {
             if gap.is_some() {
@@ -307,7 +311,7 @@ impl RankStream {
             None
         };
         self.index += 1;
-        let (a, comm) = rebuild(
+        let (a, comm, callsite) = rebuild(
             sig,
             t.cst_offsets[term as usize],
             self.rank,
@@ -318,7 +322,7 @@ impl RankStream {
             rank: self.rank,
             what: format!("action {}: {e}", self.index),
         })?;
-        Ok(Some((a, comm, self.index)))
+        Ok(Some((a, comm, callsite, self.index)))
     }
 
     /// World rank of this stream.

@@ -59,7 +59,7 @@ fn compress(traces: &[Vec<Action>], precision: Precision) -> CompressedTrace {
         .map(|(r, acts)| {
             let mut e = RankEncoder::new(r as u32, precision);
             for a in acts {
-                e.push(a, 0);
+                e.push(a, 0, None);
             }
             MergedRanks::from(e.finish())
         })
@@ -74,7 +74,7 @@ fn replay_all(t: CompressedTrace) -> Vec<Vec<Action>> {
         .map(|r| {
             let mut s = t.rank_stream(r).unwrap();
             let mut v = Vec::new();
-            while let Some((a, comm, _)) = s.next_action().unwrap() {
+            while let Some((a, comm, _, _)) = s.next_action().unwrap() {
                 assert_eq!(comm, 0);
                 v.push(a);
             }
@@ -119,7 +119,7 @@ fn merge_order_does_not_change_the_streams() {
             .map(|(r, acts)| {
                 let mut e = RankEncoder::new(r as u32, Precision::Lossless);
                 acts.iter().for_each(|a| {
-                    e.push(a, 0);
+                    e.push(a, 0, None);
                 });
                 MergedRanks::from(e.finish())
             })
@@ -501,11 +501,27 @@ fn older_versions_are_refused_by_name() {
         assert_eq!(
             read(&bytes).unwrap_err().to_string(),
             format!(
-                "byte 8: format version {old}, this build reads version 3 \
+                "byte 8: format version {old}, this build reads versions 3..=4 \
                  (compress the text trace again)"
             )
         );
     }
+}
+
+#[test]
+fn a_call_site_table_makes_a_version_4_file_and_comes_back() {
+    let mut t = compress(&ring(2, 3), Precision::Lossless);
+    let (plain, _) = write(&t);
+    assert_eq!(u16::from_le_bytes([plain[8], plain[9]]), 3);
+    let table = b"# timeless call sites\n7\tapp\t0x10\tmain\tapp.c\t3\n".to_vec();
+    t.callsites = Some(table.clone());
+    let (bytes, sizes) = write(&t);
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 4);
+    assert!(sizes.callsites > 0);
+    assert_eq!(sizes.total(), bytes.len());
+    let (back, _) = read(&bytes).unwrap();
+    assert_eq!(back.callsites, Some(table));
+    assert_eq!(read(&plain).unwrap().0.callsites, None);
 }
 
 #[test]
@@ -585,7 +601,7 @@ proptest! {
             .map(|(r, acts)| {
                 let mut e = RankEncoder::new(r as u32, Precision::Lossless);
                 acts.iter().for_each(|a| {
-                    e.push(a, 0);
+                    e.push(a, 0, None);
                 });
                 MergedRanks::from(e.finish())
             })

@@ -30,6 +30,10 @@ fn before_finalize() {
         crate::flowcapture::at_finalize,
     );
     runtime::guarded_startup(
+        "the call sites' gather at MPI_Finalize",
+        crate::callsite::at_finalize,
+    );
+    runtime::guarded_startup(
         "the compression's merge at MPI_Finalize",
         crate::online::merge::at_finalize_once,
     );

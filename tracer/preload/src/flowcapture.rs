@@ -93,7 +93,8 @@ impl GraphCapture {
             if let Action::CommDef { id, world_ranks } = &rec.action {
                 self.comm_sizes.insert(*id, world_ranks.len() as u32);
             }
-            let sp = timeless_grammar::signature::split(&rec.action, self.rank, rec.comm);
+            let sp =
+                timeless_grammar::signature::split(&rec.action, self.rank, rec.comm, rec.callsite);
             let id = self.builder.node(&sp.signature);
             self.builder.visit(id, sp.volume);
             if sp.volume.is_none() && !matches!(rec.action, Action::CommDef { .. }) {

@@ -39,12 +39,16 @@
 //! * **Online compression** ([`online`], `TIMELESS_COMPRESS=1`): each rank compresses its
 //!   records as they are written; the ranks merge at `MPI_Finalize` and rank 0 writes
 //!   `trace.tlg`, the format of `timeless compress`.
+//! * **Call sites** ([`callsite`], `TIMELESS_CALLSITES=1`): each action record of a call ends
+//!   with `@cs=<id>`, the program's return address found by unwinding, listed with its module
+//!   and offset in `callsites.txt` (rank 0, at `MPI_Finalize`).
 //! * **Gathering** ([`gather`], called from [`finalize`]): with `TIMELESS_GATHER_OUT`, the
 //!   ranks' files travel to rank 0's node over MPI (k-nomial tree) before `MPI_Finalize`.
 
 pub mod args;
 pub mod burst;
 pub mod calibrate;
+pub mod callsite;
 pub mod clock;
 pub mod control;
 pub mod counters;

@@ -111,6 +111,7 @@ pub fn pre<H: Hook<A> + 'static, A>(e: &Entry, a: &A) -> Option<H::Stash> {
         // The compute since the pause is not recorded.
         return with_tracer("pre", |t| {
             t.resume();
+            t.capture_callsite();
             H::pre(t, a)
         });
     }
@@ -119,6 +120,7 @@ pub fn pre<H: Hook<A> + 'static, A>(e: &Entry, a: &A) -> Option<H::Stash> {
             t.burst(e.t_in, e.ins_in, std::any::TypeId::of::<H>())?;
         }
         t.set_call(e.wall_in, e.wall_in);
+        t.capture_callsite();
         if let Some(p) = &mut t.profile {
             p.begin_call();
         }

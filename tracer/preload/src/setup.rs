@@ -98,6 +98,8 @@ fn try_start() -> Result<(), Fail> {
     let (rank, size) = mpi::rank_size(world).ok_or_else(|| Fail::new("MPI_Comm_rank failed"))?;
     let (rank, size) = (rank as u32, size as u32);
     runtime::set_rank(i64::from(rank));
+    // Read first: every rank then joins the call sites' gather at MPI_Finalize.
+    crate::callsite::configure_from_env();
     let dir = trace_dir(rank);
     let buffer = env_f64("TIMELESS_BUFFER_BYTES").map_or(1 << 20, |v| v.max(1.0) as usize);
     // Experiments on the tracer's intrusion (see `stamps`); set before any wrapper runs traced.
@@ -280,6 +282,11 @@ fn try_start() -> Result<(), Fail> {
         None => t.note(format_args!(
             "host {host}; compute volumes in flops = thread CPU seconds x {speed:e} flop/s"
         ))?,
+    }
+    if crate::callsite::enabled() {
+        t.callsites = Some(crate::callsite::CallSites::new());
+        // The init record's site: the program's MPI_Init call (this runs inside its wrapper).
+        t.capture_callsite();
     }
     t.comms.get(world)?; // world is communicator 0
     t.rec(format_args!("init"))?;

@@ -81,6 +81,19 @@ impl CommInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommField(pub Option<u32>);
 
+/// ` @cs=<id>` after an action record of a call whose site is recorded (see `callsite`),
+/// nothing otherwise.
+pub struct SiteField(pub Option<u32>);
+
+impl fmt::Display for SiteField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(id) => write!(f, " {}{id}", timeless_trace::parse::CALLSITE_FIELD),
+            None => Ok(()),
+        }
+    }
+}
+
 impl fmt::Display for CommField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
@@ -420,6 +433,12 @@ pub struct Tracer {
     stamped: Option<Stamped>,
     /// The communicator-centric profile (`TIMELESS_PROFILE`, see `profile`).
     pub profile: Option<crate::profile::Capture>,
+    /// Call sites, when recorded (`TIMELESS_CALLSITES`, see `callsite`).
+    pub callsites: Option<crate::callsite::CallSites>,
+    /// Call site of the call being traced (its action records end with `@cs=<id>`).
+    callsite: Option<u32>,
+    /// Call sites of the wildcard `irecv`s whose hole is not filled yet.
+    hole_sites: FxHashMap<HoleId, u32>,
 }
 
 // SAFETY: the tracer holds MPI handles (plain identifiers, pointers under Open MPI) and raw
@@ -459,7 +478,15 @@ impl Tracer {
             clock_noted: false,
             stamped: None,
             profile: None,
+            callsites: None,
+            callsite: None,
+            hole_sites: FxHashMap::default(),
         }
+    }
+
+    /// Takes the call site of the MPI call being traced, when call sites are recorded.
+    pub fn capture_callsite(&mut self) {
+        self.callsite = self.callsites.as_mut().and_then(|c| c.here());
     }
 
     /// Measures the bursts from now on in instructions, converted with `flops_per_instruction`
@@ -518,19 +545,33 @@ impl Tracer {
             return Ok(());
         }
         self.flush_compute()?;
-        self.action(args)
+        self.action(args, self.callsite)
     }
 
-    fn action(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+    /// As [`Tracer::rec`], without a call site (definitions such as `comm_def`).
+    fn rec_no_site(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+        if crate::profile::only() {
+            if let Some(p) = &mut self.profile {
+                p.record(args);
+            }
+            return Ok(());
+        }
+        self.flush_compute()?;
+        self.action(args, None)
+    }
+
+    fn action(&mut self, args: fmt::Arguments<'_>, site: Option<u32>) -> Result<(), Fail> {
         self.stamped_only(args)?;
-        self.untimed_action(args)
+        self.untimed_action(args, site)
     }
 
-    /// A record of the TI trace only (compute bursts: the gaps of the timestamped file).
-    fn untimed_action(&mut self, args: fmt::Arguments<'_>) -> Result<(), Fail> {
+    /// A record of the TI trace only (compute bursts: the gaps of the timestamped file),
+    /// ending with the call site `site` if any.
+    fn untimed_action(&mut self, args: fmt::Arguments<'_>, site: Option<u32>) -> Result<(), Fail> {
         self.count_record();
         let rank = self.rank;
-        self.out.line(format_args!("{rank} {args}"))?;
+        self.out
+            .line(format_args!("{rank} {args}{}", SiteField(site)))?;
         if let Some(p) = &mut self.profile {
             p.record(args);
         }
@@ -608,7 +649,7 @@ impl Tracer {
                 }
             };
             if flops >= 1.0 {
-                self.untimed_action(format_args!("compute {}", flops as u64))?;
+                self.untimed_action(format_args!("compute {}", flops as u64), None)?;
             }
         }
         Ok(())
@@ -670,6 +711,9 @@ impl Tracer {
         self.closed = true;
         if !last.is_empty() {
             self.out.line(format_args!("{last}"))?;
+        }
+        if let Some(c) = &self.callsites {
+            crate::callsite::closed(c);
         }
         let unfilled =
             |id| format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed");
@@ -793,7 +837,7 @@ impl Tracer {
                 Counts(&info.peers.iter().map(|&w| u64::from(w)).collect::<Vec<_>>())
             ))?;
         } else {
-            self.rec(format_args!(
+            self.rec_no_site(format_args!(
                 "comm_def {} {} {}",
                 info.id,
                 info.peers.len(),
@@ -872,6 +916,7 @@ impl Tracer {
     /// Stops tracking a request without recording anything (`MPI_Request_free`).
     pub fn untrack(&mut self, req: u64) -> Result<(), Fail> {
         if let Some(Pending::Recv { hole: Some(h), .. }) = self.pop(req) {
+            self.hole_sites.remove(&h);
             self.out
                 .fill(h, format_args!("# irecv freed before its source was known"))?;
             self.fill_stamped(
@@ -949,6 +994,7 @@ impl Tracer {
             } => {
                 if mpi::status_cancelled(status) {
                     if let Some(h) = hole {
+                        self.hole_sites.remove(&h);
                         self.out.fill(h, format_args!("# irecv cancelled"))?;
                         self.fill_stamped(h, false, format_args!("# irecv cancelled"))?;
                     }
@@ -973,9 +1019,13 @@ impl Tracer {
                 }
                 if let Some(h) = hole {
                     let rank = self.rank;
+                    let site = SiteField(self.hole_sites.remove(&h));
                     self.out.fill(
                         h,
-                        format_args!("{rank} irecv {src} {tag} {count} {dt}{}", CommField(comm)),
+                        format_args!(
+                            "{rank} irecv {src} {tag} {count} {dt}{}{site}",
+                            CommField(comm)
+                        ),
                     )?;
                     self.fill_stamped(
                         h,
@@ -1008,6 +1058,9 @@ impl Tracer {
         self.flush_compute()?;
         self.count_record();
         let h = self.out.hole();
+        if let Some(cs) = self.callsite {
+            self.hole_sites.insert(h, cs);
+        }
         if let Some(s) = &mut self.stamped {
             // Both writers number their holes in creation order.
             let hs = s.hole();

@@ -7,6 +7,7 @@
 
 pub mod action;
 pub mod ahead;
+pub mod callsites;
 pub mod datatype;
 pub mod error;
 pub mod parse;

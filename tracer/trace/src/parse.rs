@@ -20,6 +20,9 @@ pub const KNOWN_ACTIONS: &str = "init finalize comm_size comm_split comm_dup com
 send isend recv irecv wait test waitall sendRecv barrier bcast reduce allreduce alltoall alltoallv \
 gather allgather gatherv allgatherv scatter scatterv reducescatter scan exscan; seed format: Isend Irecv allReduce";
 
+/// Prefix of the optional last field naming the call site of an action (`@cs=<id>`).
+pub const CALLSITE_FIELD: &str = "@cs=";
+
 /// Which of the two text formats a line is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -40,6 +43,9 @@ pub struct Record {
     pub action: Action,
     /// Communicator named by a trailing `comm=<id>` field, [`WORLD`] without one.
     pub comm: CommId,
+    /// Call site named by a trailing `@cs=<id>` field (timeless extension, README "Call
+    /// sites"): an id of the trace's `callsites.txt`. The replay ignores it.
+    pub callsite: Option<u32>,
 }
 
 /// Splits a line into fields the way SimGrid does (runs of spaces and tabs; `\r` too, so CRLF
@@ -114,6 +120,20 @@ pub fn parse_line_in(
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);
     }
+    let mut callsite = None;
+    if let Some(pos) = line.rfind([' ', '\t']) {
+        if let Some(id) = line[pos + 1..].strip_prefix(CALLSITE_FIELD) {
+            callsite = Some(
+                all_consuming(uint32::<_, ()>)(id)
+                    .map(|(_, v)| v)
+                    .map_err(|_| TraceErrorKind::Malformed {
+                        action: CALLSITE_FIELD.into(),
+                        expected: format!("a call-site id (0..2^32), found '{CALLSITE_FIELD}{id}'"),
+                    })?,
+            );
+            line = line[..pos].trim_end();
+        }
+    }
     let mut comm = WORLD;
     let mut explicit_comm = false;
     let mut vector_len = nranks;
@@ -164,11 +184,20 @@ pub fn parse_line_in(
                 .into(),
         });
     }
+    if callsite.is_some() && (dialect == Dialect::Seed || matches!(action, Action::Compute { .. }))
+    {
+        return Err(TraceErrorKind::Malformed {
+            action: name.to_string(),
+            expected: "no @cs= field: compute records and the seed's format have no call site"
+                .into(),
+        });
+    }
     Ok(Some(Record {
         rank,
         dialect,
         action,
         comm,
+        callsite,
     }))
 }
 
@@ -924,5 +953,36 @@ mod comm_tests {
         assert!(e("1 comm_def 2 2 1").contains("w_1"));
         assert!(e("1 comm_def 2 5 0 1 2 3 0").contains("1..=4"));
         assert!(e("1 gatherv 5 5 5 2 0 6 7 comm=3").contains("extra field"));
+    }
+
+    #[test]
+    fn call_site_field_is_carried_after_comm() {
+        let r = parse_line_in("1 isend 2 7 10 6 comm=3 @cs=4000000000", 4, &sizes)
+            .unwrap()
+            .unwrap();
+        assert_eq!((r.comm, r.callsite), (3, Some(4_000_000_000)));
+        assert!(matches!(
+            r.action,
+            Action::Send {
+                dst: 2,
+                count: 10,
+                ..
+            }
+        ));
+        let r = parse_line("0 barrier @cs=17", 2).unwrap().unwrap();
+        assert_eq!(
+            (r.action, r.comm, r.callsite),
+            (Action::Barrier, WORLD, Some(17))
+        );
+        let r = parse_line("0 barrier", 2).unwrap().unwrap();
+        assert_eq!(r.callsite, None);
+        let e = |l: &str| parse_line_in(l, 4, &sizes).unwrap_err().to_string();
+        assert!(e("1 send 2 0 10 @cs=x").contains("a call-site id (0..2^32), found '@cs=x'"));
+        assert!(e("1 send 2 0 10 @cs=-1").contains("found '@cs=-1'"));
+        assert!(e("1 send 2 0 10 @cs=4294967296").contains("call-site id"));
+        assert!(e("1 compute 10 @cs=3").contains("no @cs= field"));
+        assert!(e("p1 send p2 10 @cs=3").contains("no @cs= field"));
+        // The call site comes last.
+        assert!(e("1 send 2 0 10 6 @cs=3 comm=3").contains("extra field '@cs=3'"));
     }
 }

@@ -205,6 +205,7 @@ impl RankReader {
                     return Ok(Some(Event {
                         action: rec.action,
                         comm: rec.comm,
+                        callsite: rec.callsite,
                         location: self.line_no,
                     }));
                 }

@@ -17,6 +17,8 @@ pub struct Event {
     pub action: Action,
     /// Its communicator: [`crate::action::WORLD`] unless the action carries `comm=<id>`.
     pub comm: CommId,
+    /// Its call site, when the trace records them (`@cs=<id>`, README "Call sites").
+    pub callsite: Option<u32>,
     /// Where it was read, for messages: the 1-based line of a text trace, the 1-based action
     /// index of a compressed one.
     pub location: u64,

@@ -41,6 +41,7 @@ impl ActionStream for SyntheticStream {
                 flops: f64::from(self.rank) * 1e6 + self.i as f64,
             },
             comm: 0,
+            callsite: None,
             location: self.i,
         }))
     }

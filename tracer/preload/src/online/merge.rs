@@ -354,6 +354,8 @@ fn write(
     let mut trace = CompressedTrace::from_merged(merged, cfg.size, cfg.precision)
         .map_err(|e| format!("final pass: {e}"))?;
     trace.tracer_meta = std::fs::read(cfg.dir.join(META_FILE)).ok();
+    // Written by the call sites' gather, which runs before the merge.
+    trace.callsites = std::fs::read(cfg.dir.join(timeless_trace::callsites::FILE)).ok();
     let (bytes, _) = format::write(&trace);
     let path = cfg.dir.join(COMPRESSED_FILE);
     let tmp = cfg.dir.join(format!("{COMPRESSED_FILE}.part"));

@@ -282,7 +282,7 @@ impl OnlineEncoder {
                 self.comm_sizes.insert(*id, world_ranks.len() as u32);
             }
             self.finalized = matches!(rec.action, Action::Finalize);
-            let t = self.encoder.push(&rec.action, rec.comm);
+            let t = self.encoder.push(&rec.action, rec.comm, rec.callsite);
             self.actions += 1;
             let one_off = matches!(
                 rec.action,
@@ -335,7 +335,7 @@ mod tests {
         );
         let mut s = t.rank_stream(rank).unwrap();
         let mut out = Vec::new();
-        while let Some((a, c, _)) = s.next_action().unwrap() {
+        while let Some((a, c, _, _)) = s.next_action().unwrap() {
             out.push((a, c));
         }
         out
@@ -404,7 +404,7 @@ mod tests {
         );
         let mut s = t.rank_stream(0).unwrap();
         let mut got = Vec::new();
-        while let Some((a, _, _)) = s.next_action().unwrap() {
+        while let Some((a, _, _, _)) = s.next_action().unwrap() {
             got.push(a);
         }
         let want: Vec<Action> = [
