@@ -38,6 +38,14 @@
 //! fixed and slows down when cores are shared, as real computation does), a sleep
 //! (`--compute sleep`) or nothing (`--compute none`).
 //!
+//! Requests the trace never completes (no `wait`, `test` or `waitall` takes them: the program
+//! freed them) are freed by the proxy right after posting, so that the proxy leaves no request
+//! pending that the original did not.
+//!
+//! A `test` is a poll whose outcome depends on timing: the one that found its request
+//! complete (the tracer writes it right before the request's `wait`) completes the request at
+//! the same point in the proxy; the tests that failed are not repeated.
+//!
 //! Limits: the SimGrid no-ops `comm_size`, `comm_split` and `comm_dup` carry no members, so the
 //! proxy creates each communicator at its `comm_def`, by its members alone; a traced proxy
 //! therefore lacks those no-op records. Collectives' reduction flops are done by MPI itself.

@@ -33,6 +33,72 @@ pub struct Terminal {
     pub first_rank: Rank,
     /// Whether that rank's `init` made `MPI_DOUBLE` the default datatype.
     pub default_double: bool,
+    /// An `isend`/`irecv` whose request no `wait`, `test` or `waitall` of the trace completes
+    /// (the program freed it with `MPI_Request_free`): the proxy frees it too.
+    pub freed: bool,
+    /// A `test` that found its request complete: the tracer writes such a test immediately
+    /// followed by the request's `wait`. The proxy completes the request there; tests that
+    /// failed are not repeated (their outcome is a matter of timing).
+    pub test_succeeded: bool,
+}
+
+/// For each event of a rank, whether it is an `isend`/`irecv` whose request nothing in the
+/// trace completes. Requests are paired with `wait`/`test` by `(src, dst, tag)`, oldest first,
+/// as SimGrid's replay pairs them; `waitall` completes every pending request.
+fn freed_requests(events: &[timeless_trace::Event], rank: Rank) -> Vec<bool> {
+    use std::collections::VecDeque;
+    use timeless_trace::RequestKey;
+    let mut freed = vec![false; events.len()];
+    let mut pending: HashMap<(Rank, Rank, i32), VecDeque<usize>> = HashMap::default();
+    let mut order: Vec<usize> = Vec::new();
+    let mut done = vec![false; events.len()];
+    for (i, ev) in events.iter().enumerate() {
+        match ev.action {
+            Action::Send {
+                dst,
+                tag,
+                blocking: false,
+                ..
+            } => {
+                pending.entry((rank, dst, tag)).or_default().push_back(i);
+                order.push(i);
+            }
+            Action::Recv {
+                src,
+                tag,
+                blocking: false,
+                ..
+            } => {
+                pending.entry((src, rank, tag)).or_default().push_back(i);
+                order.push(i);
+            }
+            Action::Wait(RequestKey::Key { src, dst, tag }) => {
+                if let Some(j) = pending
+                    .get_mut(&(src, dst, tag))
+                    .and_then(VecDeque::pop_front)
+                {
+                    done[j] = true;
+                }
+            }
+            Action::Wait(RequestKey::Oldest) => {
+                if let Some(&j) = order.iter().find(|&&j| !done[j]) {
+                    done[j] = true;
+                }
+            }
+            Action::WaitAll => {
+                for &j in &order {
+                    done[j] = true;
+                }
+                order.clear();
+                pending.clear();
+            }
+            _ => {}
+        }
+    }
+    for j in order {
+        freed[j] = !done[j];
+    }
+    freed
 }
 
 /// Ranks sharing one grammar and the same computation per site.
@@ -242,7 +308,20 @@ pub fn build(
         let mut gap = 0.0;
         let mut default_double = false;
         let mut comm_sizes: HashMap<CommId, u64> = HashMap::default();
+        let mut events = Vec::new();
         while let Some(ev) = stream.next_event()? {
+            events.push(ev);
+        }
+        let freed = freed_requests(&events, r);
+        let succeeded: Vec<bool> = (0..events.len())
+            .map(|i| match (&events[i].action, events.get(i + 1)) {
+                (Action::Test(k), Some(next)) => {
+                    next.action == Action::Wait(*k) && next.comm == events[i].comm
+                }
+                _ => false,
+            })
+            .collect();
+        for ((ev, freed), test_succeeded) in events.into_iter().zip(freed).zip(succeeded) {
             match &ev.action {
                 Action::Compute { flops } => {
                     gap += flops / speed;
@@ -285,7 +364,10 @@ pub fn build(
             };
             buffer_bytes = buffer_bytes.max(bytes_needed(&ev.action, size, dt_bytes));
             // Call sites are left out: the proxy has its own, and calls from two places are alike.
-            let sig = split(&ev.action, r, ev.comm, None).signature;
+            let mut sig = split(&ev.action, r, ev.comm, None).signature;
+            if freed || test_succeeded {
+                sig.push(0xFF); // no signature ends so: a distinct terminal
+            }
             let t = cst.intern(&sig);
             if t as usize == terminals.len() {
                 terminals.push(Terminal {
@@ -293,6 +375,8 @@ pub fn build(
                     comm: ev.comm,
                     first_rank: r,
                     default_double,
+                    freed,
+                    test_succeeded,
                 });
             }
             seq.push(u64::from(t));
@@ -384,6 +468,40 @@ mod tests {
         assert_eq!(
             (0..8).map(term).collect::<Vec<_>>(),
             [1, 2, 3, 2, 3, 2, 3, 4]
+        );
+    }
+
+    #[test]
+    fn unwaited_requests_are_freed() {
+        use timeless_trace::{Event, RequestKey};
+        let ev = |action| Event {
+            action,
+            comm: 0,
+            location: 0,
+            callsite: None,
+        };
+        let isend = |dst, tag| Action::Send {
+            dst,
+            tag,
+            count: 1,
+            dt: None,
+            blocking: false,
+        };
+        let events = vec![
+            ev(isend(1, 13)), // no keyed wait, but the waitall takes it (TI semantics)
+            ev(isend(1, 30)),
+            ev(Action::Wait(RequestKey::Key {
+                src: 0,
+                dst: 1,
+                tag: 30,
+            })),
+            ev(isend(1, 30)), // completed by the waitall
+            ev(Action::WaitAll),
+            ev(isend(2, 7)), // left at the end: freed
+        ];
+        assert_eq!(
+            freed_requests(&events, 0),
+            [false, false, false, false, false, true]
         );
     }
 

@@ -87,19 +87,19 @@ PROXY_HELPER void store_wait(int i)
     store_remove(i);
 }
 
-PROXY_HELPER void store_test(int i)
+/* A test that found request i complete in the trace: complete it here, leaving a marker
+   (MPI_REQUEST_NULL) that the trace's next wait on its key takes away, as SimGrid's replay
+   does. */
+PROXY_HELPER void store_complete(int i)
 {
     MPI_Status st;
-    int done = 0;
     if (i < 0)
         return;
-    MPI_Test(&store[i].req, &done, &st);
-    if (done && store[i].is_recv) {
+    MPI_Wait(&store[i].req, &st);
+    if (store[i].is_recv) {
         check_count(&st, store[i].dt, store[i].count);
         store[i].is_recv = 0;
     }
-    /* A completed request stays as a marker (MPI_REQUEST_NULL) that the trace's next wait on
-       its key takes away, as SimGrid's replay does. */
 }
 
 PROXY_HELPER void store_waitall(void)
@@ -248,7 +248,7 @@ int main(int argc, char **argv)
     PMPI_Reduce(&elapsed, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     PMPI_Reduce(&elapsed, &tmin, 1, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD);
     PMPI_Reduce(&elapsed, &tsum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(&mismatches, &bad, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    PMPI_Allreduce(&mismatches, &bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0) {
         printf("proxy: %d ranks, time max %.6f s, min %.6f s, mean %.6f s\n", world_size, tmax, tmin,
                tsum / world_size);
