@@ -15,7 +15,8 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
 use timeless_compensate::{
-    compensate, CopyCost, NToNRule, Params, RecordKind, Sink, Summary, TimedSource, TraceMeta,
+    compensate, BurstStatus, CopyCost, NToNRule, Params, RecordKind, Sink, Summary, TimedSource,
+    TraceMeta,
 };
 
 use crate::Failure;
@@ -474,48 +475,6 @@ impl Sink for Writers {
 
 fn json_string(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
-}
-
-/// Burst compensation of a time-independent replay (`timeless simulate`, issue item 2).
-pub enum BurstStatus {
-    /// `--no-compensation`.
-    Off,
-    /// No `trace-meta.json` where it was looked for: nothing to compensate.
-    NoMetadata(Vec<PathBuf>),
-    /// Applied with this metadata; the amounts removed per rank.
-    Applied {
-        meta: TraceMeta,
-        accounts: Vec<timeless_compensate::BurstAccount>,
-    },
-}
-
-/// Finds `trace-meta.json` next to the trace argument (a list file or shared trace) or next to
-/// rank 0's file. `Ok(Err(dirs))`: none, with the directories looked in.
-pub fn find_meta(
-    trace_arg: Option<&std::path::Path>,
-    first_rank_file: Option<&std::path::Path>,
-) -> Result<Result<TraceMeta, Vec<PathBuf>>, Failure> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    let parent = |p: &std::path::Path| {
-        p.parent()
-            .map(std::path::Path::to_path_buf)
-            .unwrap_or_default()
-    };
-    if let Some(t) = trace_arg {
-        dirs.push(parent(t));
-    }
-    if let Some(f) = first_rank_file {
-        let d = parent(f);
-        if !dirs.contains(&d) {
-            dirs.push(d);
-        }
-    }
-    for d in &dirs {
-        if let Some(m) = input(TraceMeta::find(d))? {
-            return Ok(Ok(m));
-        }
-    }
-    Ok(Err(dirs))
 }
 
 /// The compensation section of `timeless simulate`'s text report.

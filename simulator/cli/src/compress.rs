@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use clap::Args;
-use timeless_compensate::meta::{TraceMeta, META_FILE};
+use timeless_compensate::meta::META_FILE;
 use timeless_grammar::format::{self, PartSizes};
 use timeless_grammar::text::RankTextWriter;
 use timeless_grammar::{offline, CompressedTrace, Precision, DEFAULT_PRECISION};
@@ -55,9 +55,7 @@ fn input<T>(r: Result<T, impl Into<anyhow::Error>>) -> Result<T, Failure> {
 
 /// Reads and validates a compressed trace file.
 pub fn load(path: &std::path::Path) -> Result<(CompressedTrace, PartSizes), Failure> {
-    let bytes =
-        input(std::fs::read(path).with_context(|| format!("cannot read {}", path.display())))?;
-    format::read(&bytes).map_err(|e| Failure::Input(anyhow!("{}: {e}", path.display())))
+    format::load(path).map_err(|e| Failure::Input(e.into()))
 }
 
 /// Runs `timeless compress`.
@@ -150,18 +148,6 @@ fn tracer_meta_file(
         }
     }
     Ok(None)
-}
-
-/// Parses the tracer metadata embedded in the compressed trace `path` (its `TRACER_META`
-/// section, `bytes`).
-///
-/// # Errors
-/// The section is not UTF-8 or not valid `trace-meta.json`: bad input.
-pub fn embedded_tracer_meta(path: &Path, bytes: Vec<u8>) -> Result<TraceMeta, Failure> {
-    let name = PathBuf::from(format!("{}#{META_FILE}", path.display()));
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Failure::Input(anyhow!("{}: not UTF-8", name.display())))?;
-    input(TraceMeta::parse(&name, &text))
 }
 
 /// The compressed trace `timeless trace --compress` leaves in the trace directory (written by
