@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use clap::Args;
 use timeless_compensate::meta::META_FILE;
 use timeless_grammar::format::{self, PartSizes};
@@ -60,14 +60,7 @@ pub fn load(path: &std::path::Path) -> Result<(CompressedTrace, PartSizes), Fail
 
 /// Runs `timeless compress`.
 pub fn run_compress(args: CompressArgs) -> Result<(), Failure> {
-    let precision = Precision::from_f64(args.precision).ok_or_else(|| {
-        Failure::Input(anyhow!(
-            "--precision {}: expected 0 (lossless) or a relative error in [{}, {}]",
-            args.precision,
-            Precision::MIN_RELATIVE,
-            Precision::MAX_RELATIVE
-        ))
-    })?;
+    let precision = input(Precision::from_flag(args.precision))?;
     let source = input(TraceSource::open(&args.trace))?;
     let nranks = match args.np {
         Some(n) => n,
@@ -148,111 +141,6 @@ fn tracer_meta_file(
         }
     }
     Ok(None)
-}
-
-/// The compressed trace `timeless trace --compress` leaves in the trace directory (written by
-/// rank 0 of the tracer, `timeless_preload::online::COMPRESSED_FILE`).
-pub const ONLINE_FILE: &str = "trace.tlg";
-
-/// The tracer's environment for `timeless trace --compress [--precision E] [--no-text]`.
-///
-/// # Errors
-/// A precision outside 0 or [`Precision::MIN_RELATIVE`, `Precision::MAX_RELATIVE`].
-pub fn online_env(
-    compress: bool,
-    precision: f64,
-    no_text: bool,
-) -> anyhow::Result<Vec<(&'static str, String)>> {
-    if !compress {
-        return Ok(Vec::new());
-    }
-    let p = Precision::from_f64(precision).ok_or_else(|| {
-        anyhow!(
-            "--precision {precision}: expected 0 (lossless) or a relative error in [{}, {}]",
-            Precision::MIN_RELATIVE,
-            Precision::MAX_RELATIVE
-        )
-    })?;
-    let mut env = vec![
-        ("TIMELESS_COMPRESS", "1".to_string()),
-        ("TIMELESS_COMPRESS_PRECISION", format!("{:e}", p.as_f64())),
-    ];
-    if no_text {
-        env.push(("TIMELESS_TEXT", "0".to_string()));
-    }
-    Ok(env)
-}
-
-/// After `timeless trace --compress`: checks the online compressed trace of `np` ranks in
-/// `out` and prints its summary. `text_list` is the text trace's list file when the text was
-/// written too: a missing compressed file is then only a warning (the tracer printed why).
-///
-/// # Errors
-/// The file is missing without a text trace, unreadable, or not of `np` ranks.
-pub fn report_online(out: &Path, np: usize, text_list: Option<&Path>) -> anyhow::Result<()> {
-    let path = out.join(ONLINE_FILE);
-    if !path.is_file() {
-        if text_list.is_some() {
-            eprintln!(
-                "timeless: no {ONLINE_FILE}: online compression was abandoned (see the tracer's \
-                 message above); the text trace is complete"
-            );
-            return Ok(());
-        }
-        anyhow::bail!(
-            "{} is missing and no text trace was written (--no-text): online compression was \
-             abandoned, see the tracer's message above",
-            path.display()
-        );
-    }
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let (trace, sizes) = format::read(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    trace
-        .validate()
-        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    if trace.nranks as usize != np {
-        anyhow::bail!(
-            "{} holds {} ranks, {np} were traced",
-            path.display(),
-            trace.nranks
-        );
-    }
-    let s = trace.stats();
-    if text_list.is_none() {
-        println!("Traced {np} ranks into {} (compressed only)", out.display());
-    }
-    let text_bytes: u64 = (0..np)
-        .filter_map(|r| std::fs::metadata(out.join(format!("rank-{r}.txt"))).ok())
-        .map(|m| m.len())
-        .sum();
-    let ratio = if text_list.is_some() && sizes.total() > 0 {
-        format!(
-            ", {:.1}x smaller than the text",
-            text_bytes as f64 / sizes.total() as f64
-        )
-    } else {
-        String::new()
-    };
-    println!(
-        "  compressed online: {} ({} bytes{ratio}; {} actions, {} terminals, {} unique grammars)",
-        path.display(),
-        sizes.total(),
-        s.actions,
-        s.terminals,
-        s.unique_grammars
-    );
-    if text_list.is_none() {
-        println!(
-            "Simulate with:\n  timeless simulate {} --platform PLATFORM.xml",
-            path.display()
-        );
-    } else {
-        println!(
-            "  or, from the compressed trace:\n  timeless simulate {} --platform PLATFORM.xml",
-            path.display()
-        );
-    }
-    Ok(())
 }
 
 /// Runs `timeless stats`.

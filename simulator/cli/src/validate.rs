@@ -63,10 +63,10 @@ use timeless_platform::{deployment, Platform, PlatformOptions};
 use timeless_replay::{NoObserver, ReplayConfig, Simulation};
 use timeless_trace::{TraceSet, TraceSource};
 
-use crate::trace::{self, Implementation, Launch, Mode, Plan};
 use crate::Failure;
 use cases::Case;
 use report::{Predictions, Row, SpeedSource};
+use timeless_launch::{self as trace, Implementation, Launch, Mode, Plan};
 
 /// Arguments of `timeless validate`.
 #[derive(Debug, Args)]
@@ -418,7 +418,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     let folds = load_fold_calibrations(cal, kernel_speed).map_err(|e| input(anyhow!("{e:#}")))?;
     let (launcher, imp) = find_launcher().map_err(input)?;
     let exe = std::env::current_exe().map_err(|e| Failure::Other(e.into()))?;
-    let preload = trace::find_preload(&exe).map_err(input)?;
+    let preload = trace::find_preload(&exe).map_err(|e| input(e.into()))?;
     let preload = std::fs::canonicalize(&preload).unwrap_or(preload);
     let empty = find_empty_program();
     if empty.is_none() {
