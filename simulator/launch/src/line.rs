@@ -5,6 +5,17 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+/// Open MPI's options for a folded run: oversubscribed, unbound, idle ranks yielding the core
+/// (the launcher is also confined to the run's cores with `taskset`).
+pub const OPEN_MPI_FOLDED_ARGS: [&str; 6] = [
+    "--oversubscribe",
+    "--bind-to",
+    "none",
+    "--mca",
+    "mpi_yield_when_idle",
+    "1",
+];
+
 /// The MPI implementation behind the launcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Implementation {
@@ -130,17 +141,7 @@ pub fn launch_line(plan: &Plan, command: &[OsString]) -> Launch {
             }
             match mode {
                 Mode::Regular => {}
-                Mode::Folding { .. } => args.extend(
-                    [
-                        "--oversubscribe",
-                        "--bind-to",
-                        "none",
-                        "--mca",
-                        "mpi_yield_when_idle",
-                        "1",
-                    ]
-                    .map(OsString::from),
-                ),
+                Mode::Folding { .. } => args.extend(OPEN_MPI_FOLDED_ARGS.map(OsString::from)),
                 Mode::Scattered { hostfile } => {
                     args.extend(["--hostfile".into(), hostfile.clone().into_os_string()])
                 }
