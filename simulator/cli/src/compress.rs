@@ -1,18 +1,13 @@
 //! `timeless compress`, `decompress` and `stats`: the compressed trace format of
 //! `timeless-grammar` (Pilgrim-style CST + Sequitur grammars merged across ranks).
 
-use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use timeless_compensate::meta::META_FILE;
 use timeless_grammar::format::{self, PartSizes};
-use timeless_grammar::text::RankTextWriter;
 use timeless_grammar::{offline, CompressedTrace, Precision, DEFAULT_PRECISION};
-use timeless_trace::TraceSource;
 
 use crate::Failure;
 
@@ -58,18 +53,21 @@ pub fn load(path: &std::path::Path) -> Result<(CompressedTrace, PartSizes), Fail
     format::load(path).map_err(|e| Failure::Input(e.into()))
 }
 
+/// The exit-code class of a compress/decompress error.
+fn failure(e: offline::FileError) -> Failure {
+    if e.is_input() {
+        Failure::Input(e.into())
+    } else {
+        Failure::Other(e.into())
+    }
+}
+
 /// Runs `timeless compress`.
 pub fn run_compress(args: CompressArgs) -> Result<(), Failure> {
     let precision = input(Precision::from_flag(args.precision))?;
-    let source = input(TraceSource::open(&args.trace))?;
-    let nranks = match args.np {
-        Some(n) => n,
-        None => input(offline::rank_count(&source))?,
-    };
-    let mut trace = input(offline::compress(&source, nranks, precision))?;
-    if let Some((path, bytes)) = tracer_meta_file(&args.trace, &source)? {
+    let (trace, meta) = offline::compress_file(&args.trace, args.np, precision).map_err(failure)?;
+    if let Some(path) = meta {
         eprintln!("timeless: embedding the tracer metadata {}", path.display());
-        trace.tracer_meta = Some(bytes);
     }
     let (bytes, sizes) = format::write(&trace);
     std::fs::write(&args.output, &bytes)
@@ -90,57 +88,7 @@ pub fn run_compress(args: CompressArgs) -> Result<(), Failure> {
 /// Runs `timeless decompress`.
 pub fn run_decompress(args: DecompressArgs) -> Result<(), Failure> {
     let (trace, _) = load(&args.file)?;
-    let trace = Arc::new(trace);
-    let other = |e: std::io::Error, what: &std::path::Path| {
-        Failure::Other(anyhow::Error::new(e).context(format!("cannot write {}", what.display())))
-    };
-    std::fs::create_dir_all(&args.output).map_err(|e| other(e, &args.output))?;
-    let mut list = String::new();
-    let mut line = String::new();
-    for r in 0..trace.nranks {
-        let name = format!("rank{r}.txt");
-        let path = args.output.join(&name);
-        let f = std::fs::File::create(&path).map_err(|e| other(e, &path))?;
-        let mut w = std::io::BufWriter::new(f);
-        let mut stream = input(trace.rank_stream(r))?;
-        let mut text = RankTextWriter::new(r, trace.nranks);
-        while let Some((action, comm, _)) = input(stream.next_action())? {
-            line.clear();
-            input(text.write(&mut line, &action, comm))?;
-            w.write_all(line.as_bytes()).map_err(|e| other(e, &path))?;
-        }
-        w.flush().map_err(|e| other(e, &path))?;
-        let _ = writeln!(list, "{name}");
-    }
-    if let Some(m) = &trace.tracer_meta {
-        let mp = args.output.join(META_FILE);
-        std::fs::write(&mp, m).map_err(|e| other(e, &mp))?;
-    }
-    let lp = args.output.join("traces.txt");
-    std::fs::write(&lp, list).map_err(|e| other(e, &lp))?;
-    Ok(())
-}
-
-/// The tracer's `trace-meta.json` next to the trace argument, or else next to the first rank
-/// file (where `simulate` looks for it), with its bytes.
-fn tracer_meta_file(
-    trace: &Path,
-    source: &TraceSource,
-) -> Result<Option<(PathBuf, Vec<u8>)>, Failure> {
-    let first = match source {
-        TraceSource::PerRank(v) => v.first().cloned(),
-        TraceSource::Shared(p) => Some(p.clone()),
-    };
-    let dirs = [trace.parent(), first.as_deref().and_then(Path::parent)];
-    for dir in dirs.into_iter().flatten() {
-        let p = dir.join(META_FILE);
-        if p.is_file() {
-            let bytes =
-                input(std::fs::read(&p).with_context(|| format!("cannot read {}", p.display())))?;
-            return Ok(Some((p, bytes)));
-        }
-    }
-    Ok(None)
+    offline::decompress_to(trace, &args.output).map_err(failure)
 }
 
 /// Runs `timeless stats`.

@@ -26,6 +26,7 @@ pub mod format;
 pub mod meta;
 pub mod model;
 pub mod p2p;
+pub mod setup;
 pub mod stamped;
 pub mod ti;
 
