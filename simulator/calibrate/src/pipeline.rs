@@ -46,6 +46,7 @@ use crate::network::{
 use crate::pingpong_sim::{simulate_exchange, simulate_pingpong};
 use crate::platform_xml::{platform_xml, HostSpec};
 use crate::CalibrateError;
+use timeless_launch::PathError;
 
 /// What the calibration pipeline can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -57,15 +58,6 @@ pub enum PipelineError {
     /// Folding by 0 ranks per core.
     #[error("--fold needs K >= 1 ranks per core")]
     Fold,
-    /// The hostfile cannot be read.
-    #[error("cannot read {}", path.display())]
-    ReadHostfile {
-        /// The hostfile.
-        path: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
     /// The hostfile names no host.
     #[error("{}: no host name", .0.display())]
     NoHost(PathBuf),
@@ -122,24 +114,9 @@ pub enum PipelineError {
     /// The written platform does not load (a bug).
     #[error("the written platform does not load: {0}")]
     Platform(timeless_platform::PlatformError),
-    /// The output directory cannot be created.
-    #[error("cannot create {}", path.display())]
-    Create {
-        /// The directory.
-        path: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
-    /// An output file cannot be written.
-    #[error("cannot write {}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file cannot be read (the hostfile), or the output cannot be created or written.
+    #[error(transparent)]
+    File(#[from] PathError),
     /// Another I/O error (scratch directory, benchmark pipe).
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -149,11 +126,13 @@ impl PipelineError {
     /// Whether the error comes from the input (options, files given), rather than from a run
     /// or an output (the binary's exit code 2 rather than 1).
     pub fn is_input(&self) -> bool {
+        if let PipelineError::File(e) = self {
+            return e.verb == "read";
+        }
         matches!(
             self,
             PipelineError::Ranks(_)
                 | PipelineError::Fold
-                | PipelineError::ReadHostfile { .. }
                 | PipelineError::NoHost(_)
                 | PipelineError::Bench(_)
                 | PipelineError::NoBench
@@ -291,10 +270,7 @@ impl NetworkConfig {
 
 /// Distinct host names of an Open MPI (`name slots=N`) or SimGrid (`name:k`) hostfile, in order.
 fn hostfile_hosts(path: &Path) -> Result<Vec<String>, PipelineError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PipelineError::ReadHostfile {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(path).map_err(PathError::at("read", path))?;
     let mut hosts: Vec<String> = Vec::new();
     for line in text.lines() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -480,13 +456,10 @@ impl CalibrationFiles {
     /// # Errors
     /// [`PipelineError::Create`] or [`PipelineError::Write`].
     pub fn write(&self, out: &Path) -> Result<(), PipelineError> {
-        std::fs::create_dir_all(out).map_err(|source| PipelineError::Create {
-            path: out.to_path_buf(),
-            source,
-        })?;
+        std::fs::create_dir_all(out).map_err(PathError::at("create", out))?;
         for (name, text) in &self.files {
             let path = out.join(name);
-            std::fs::write(&path, text).map_err(|source| PipelineError::Write { path, source })?;
+            std::fs::write(&path, text).map_err(PathError::at("write", &path))?;
         }
         Ok(())
     }

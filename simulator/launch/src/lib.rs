@@ -74,6 +74,29 @@ pub use summary::{
     SummaryError, TraceSummary, ONLINE_FILE,
 };
 
+/// An I/O error on a named file or directory: `cannot <verb> <path>`, with the I/O error as
+/// its source. Shared by the pipelines that write reports (`timeless-validate`,
+/// `timeless-calibrate`).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {verb} {}", path.display())]
+pub struct PathError {
+    /// What was being done: `read`, `create`, `write`.
+    pub verb: &'static str,
+    /// The file or directory.
+    pub path: PathBuf,
+    /// What the operating system said.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl PathError {
+    /// A mapper for `map_err`: `cannot <verb> <path>`.
+    pub fn at(verb: &'static str, path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.to_path_buf();
+        move |source| PathError { verb, path, source }
+    }
+}
+
 /// What launching, tracing or checking a traced run can fail with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -466,22 +489,30 @@ pub fn trace(config: &TraceConfig, notice: &mut dyn FnMut(&str)) -> Result<Trace
     }
 
     let out = prepare_out(&config.out)?;
-    let profile_db = (config.profile || config.profile_only).then(|| out.join("profile.db"));
-    if let Some(db) = &profile_db {
-        let _ = std::fs::remove_file(db);
-        extra_env.push(("TIMELESS_PROFILE", db.display().to_string()));
-        if config.profile_only {
-            extra_env.push(("TIMELESS_PROFILE_ONLY", "1".to_string()));
+    // A file rank 0 writes at the end (old copy removed), alone with the `_ONLY` variable.
+    let mut at_end = |on: bool, only: bool, name: &str, var: &'static str, only_var| {
+        let file = (on || only).then(|| out.join(name))?;
+        let _ = std::fs::remove_file(&file);
+        extra_env.push((var, file.display().to_string()));
+        if only {
+            extra_env.push((only_var, "1".to_string()));
         }
-    }
-    let graph_file = (config.flowgraph || config.flowgraph_only).then(|| out.join("flowgraph.tfg"));
-    if let Some(g) = &graph_file {
-        let _ = std::fs::remove_file(g);
-        extra_env.push(("TIMELESS_FLOWGRAPH", g.display().to_string()));
-        if config.flowgraph_only {
-            extra_env.push(("TIMELESS_FLOWGRAPH_ONLY", "1".to_string()));
-        }
-    }
+        Some(file)
+    };
+    let profile_db = at_end(
+        config.profile,
+        config.profile_only,
+        "profile.db",
+        "TIMELESS_PROFILE",
+        "TIMELESS_PROFILE_ONLY",
+    );
+    let graph_file = at_end(
+        config.flowgraph,
+        config.flowgraph_only,
+        "flowgraph.tfg",
+        "TIMELESS_FLOWGRAPH",
+        "TIMELESS_FLOWGRAPH_ONLY",
+    );
     let local = if config.gather {
         // The same path on every host; the ranks create it.
         let l = std::env::temp_dir().join(format!("timeless-trace-{}", std::process::id()));

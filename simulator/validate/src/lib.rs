@@ -81,7 +81,7 @@ use std::path::{Path, PathBuf};
 
 use timeless_calibrate::measurement::median;
 use timeless_compensate::{CompensatedTrace, TraceMeta};
-use timeless_launch::{self as launch, Implementation, LaunchError, Mode, Plan};
+use timeless_launch::{self as launch, Implementation, LaunchError, Mode, PathError, Plan};
 use timeless_platform::{deployment, Platform, PlatformError, PlatformOptions};
 use timeless_replay::{NoObserver, ReplayConfig, ReplayError, Simulation};
 use timeless_trace::{TraceSet, TraceSource};
@@ -127,24 +127,9 @@ pub enum ValidateError {
     /// The tracer library is missing, or a run failed.
     #[error(transparent)]
     Launch(#[from] LaunchError),
-    /// A directory cannot be created.
-    #[error("cannot create {}", path.display())]
-    Create {
-        /// The directory.
-        path: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A report file cannot be written.
-    #[error("cannot write {}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// What the operating system said.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A directory cannot be created or a report file written.
+    #[error(transparent)]
+    File(#[from] PathError),
     /// Another I/O error.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -289,13 +274,13 @@ impl Validation {
     pub fn write_tables(&self) -> Result<(), ValidateError> {
         let write = |name: &str, text: &str| {
             let path = self.out.join(name);
-            std::fs::write(&path, text).map_err(|source| ValidateError::Write { path, source })
+            std::fs::write(&path, text).map_err(PathError::at("write", &path))
         };
         write(
             "validate.csv",
             &report::csv(&self.rows, self.source, self.compensate),
         )?;
-        write("validate.txt", &self.table())
+        Ok(write("validate.txt", &self.table())?)
     }
 }
 
@@ -334,10 +319,7 @@ pub fn validate(
     if empty.is_none() {
         progress.notice("timeless-pingpong not found; the launch baseline is `true`, so MPI start-up stays in the measured times");
     }
-    std::fs::create_dir_all(&config.out).map_err(|source| ValidateError::Create {
-        path: config.out.clone(),
-        source,
-    })?;
+    std::fs::create_dir_all(&config.out).map_err(PathError::at("create", &config.out))?;
     let out = std::fs::canonicalize(&config.out)?;
     let ctx = Shared {
         launcher,
@@ -519,10 +501,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
         _ => &ctx.base,
     };
     let trace_dir = ctx.out.join("traces").join(case.dir_name());
-    std::fs::create_dir_all(&trace_dir).map_err(|source| ValidateError::Create {
-        path: trace_dir.clone(),
-        source,
-    })?;
+    std::fs::create_dir_all(&trace_dir).map_err(PathError::at("create", &trace_dir))?;
     for entry in std::fs::read_dir(&trace_dir)? {
         let p = entry?.path();
         if p.is_file() {
