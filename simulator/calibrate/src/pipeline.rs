@@ -113,7 +113,7 @@ pub enum PipelineError {
     },
     /// The written platform does not load (a bug).
     #[error("the written platform does not load: {0}")]
-    Platform(timeless_platform::PlatformError),
+    Platform(Box<timeless_platform::PlatformError>),
     /// A file cannot be read (the hostfile), or the output cannot be created or written.
     #[error(transparent)]
     File(#[from] PathError),
@@ -589,7 +589,7 @@ pub fn calibrate_network_files(
     );
     let xml = platform_xml(&host_specs, &cal.link, &comment);
     let platform = Platform::from_xml(&xml, "platform.xml", &PlatformOptions::default())
-        .map_err(PipelineError::Platform)?;
+        .map_err(|e| PipelineError::Platform(Box::new(e)))?;
     let ends = [
         platform.host_by_name(&hosts[0]).expect("written host"),
         platform

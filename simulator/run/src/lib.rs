@@ -183,7 +183,7 @@ pub enum SimulateError {
     NoPlatform,
     /// The platform, deployment or hostfile does not load.
     #[error(transparent)]
-    Platform(#[from] PlatformError),
+    Platform(Box<PlatformError>),
     /// A what-if factor is not a positive finite number.
     #[error(transparent)]
     WhatIf(#[from] timeless_platform::WhatIfError),
@@ -236,6 +236,12 @@ pub enum SimulateError {
     /// The simulated profile cannot be written.
     #[error(transparent)]
     ProfileWrite(timeless_profile::StoreError),
+}
+
+impl From<PlatformError> for SimulateError {
+    fn from(e: PlatformError) -> Self {
+        SimulateError::Platform(Box::new(e))
+    }
 }
 
 /// The class of a [`SimulateError`], which the binary maps to its exit code.

@@ -144,16 +144,22 @@ pub enum ValidateError {
     NoTraceMeta(PathBuf),
     /// The calibration's hostfile does not place the ranks.
     #[error(transparent)]
-    Deployment(PlatformError),
+    Deployment(Box<PlatformError>),
     /// A platform at the traced run's flop rate does not load.
     #[error(transparent)]
-    Platform(#[from] PlatformError),
+    Platform(Box<PlatformError>),
     /// A replay failed.
     #[error(transparent)]
     Replay(#[from] ReplayError),
     /// A replay setting was refused.
     #[error("{0}")]
     Config(String),
+}
+
+impl From<PlatformError> for ValidateError {
+    fn from(e: PlatformError) -> Self {
+        ValidateError::Platform(Box::new(e))
+    }
 }
 
 /// The class of a [`ValidateError`], which the binary maps to its exit code.
@@ -366,11 +372,17 @@ enum LoadError {
         source: std::io::Error,
     },
     #[error(transparent)]
-    Platform(#[from] PlatformError),
+    Platform(Box<PlatformError>),
     #[error(transparent)]
     Cfg(#[from] timeless_run::SimulateError),
     #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+impl From<PlatformError> for LoadError {
+    fn from(e: PlatformError) -> Self {
+        LoadError::Platform(Box::new(e))
+    }
 }
 
 /// The `smpi.cfg` of a calibration (keys a replay ignores are skipped silently).
@@ -675,7 +687,7 @@ fn replay(
     compensate: bool,
 ) -> Result<(f64, f64), ValidateError> {
     let dep = deployment::from_hostfile(hostfile, platform, Some(np))
-        .map_err(ValidateError::Deployment)?;
+        .map_err(|e| ValidateError::Deployment(Box::new(e)))?;
     let hosts: Vec<_> = dep.ranks.iter().map(|r| r.host).collect();
     let placement: Vec<_> = (0..np).map(|i| hosts[i % hosts.len()]).collect();
     let compensated = compensate.then(|| CompensatedTrace::new(traces, meta));
