@@ -15,6 +15,9 @@
 //! 5. [`pingpong_sim`] replays the ping-pong on our simulator with the written platform and
 //!    configuration, to check the model against the measurements.
 //!
+//! [`pipeline`] strings the network steps together as `timeless calibrate network` runs them
+//! (benchmark under mpirun, fit, platform, replay, files), with typed errors.
+//!
 //! Compute: [`compute`] derives a host's wall-clock flop rate from a traced run with
 //! timestamps (seed 003 §5); the reference-kernel speed is in `timeless-refkernel`.
 
@@ -25,6 +28,7 @@ pub mod input;
 pub mod measurement;
 pub mod network;
 pub mod pingpong_sim;
+pub mod pipeline;
 pub mod platform_xml;
 pub mod simgrid;
 

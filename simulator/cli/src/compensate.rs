@@ -14,9 +14,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
-use timeless_compensate::{
-    compensate, CopyCost, NToNRule, Params, RecordKind, Sink, Summary, TimedSource, TraceMeta,
-};
+use timeless_compensate::{compensate, BurstStatus, NToNRule, Params, RecordKind, Sink, Summary};
 
 use crate::Failure;
 
@@ -72,75 +70,18 @@ fn input<T>(r: Result<T, impl Into<anyhow::Error>>) -> Result<T, Failure> {
 
 /// Runs `timeless compensate`.
 pub fn run(args: CompensateArgs) -> Result<(), Failure> {
-    let source = input(TimedSource::open(&args.trace))?;
-    let nranks = source.nranks();
-    if nranks == 0 {
-        return Err(Failure::Input(anyhow!(
-            "{}: the timed trace has no record",
-            args.trace.display()
-        )));
-    }
-    let meta = input(TraceMeta::find(&source.directory()))?;
-    if let Some(m) = &meta {
-        if m.ranks != nranks {
-            return Err(Failure::Input(anyhow!(
-                "{} describes {} ranks but the timed trace has {nranks}",
-                m.path.display(),
-                m.ranks
-            )));
-        }
-    }
-    for (name, v) in [
-        ("--overhead-ns", args.overhead_ns),
-        ("--copy-ns-per-byte", args.copy_ns_per_byte),
-    ] {
-        if let Some(v) = v {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(Failure::Input(anyhow!(
-                    "{name} {v}: expected a non-negative number of nanoseconds"
-                )));
-            }
-        }
-    }
-    let (overhead_secs, overhead_from) = match (args.overhead_ns, &meta) {
-        (Some(ns), _) => (vec![ns * 1e-9], format!("{ns} ns (--overhead-ns)")),
-        (None, Some(m)) => {
-            let ns: Vec<String> = m
-                .event_overhead_secs
-                .iter()
-                .map(|s| format!("{:.1}", s * 1e9))
-                .collect();
-            (
-                m.event_overhead_secs.clone(),
-                format!("[{}] ns per rank ({})", ns.join(", "), m.path.display()),
-            )
-        }
-        (None, None) => (
-            vec![0.0],
-            "none given (no --overhead-ns and no trace-meta.json): nothing to compensate"
-                .to_string(),
-        ),
+    let n_to_n = match args.n_to_n {
+        NToN::PerRank => NToNRule::PerRank,
+        NToN::Common => NToNRule::Common,
     };
-    let copy = match (
+    let prepared = input(timeless_compensate::setup::prepare(
+        &args.trace,
+        args.overhead_ns,
         args.copy_ns_per_byte,
-        meta.as_ref().and_then(|m| m.copy_secs_per_byte),
-    ) {
-        (Some(ns), _) => CopyCost::uniform(ns * 1e-9),
-        (None, Some(s)) => CopyCost::uniform(s),
-        (None, None) => CopyCost::free(),
-    };
-    let params = Params {
-        overhead_secs,
-        copy,
-        n_to_n: match args.n_to_n {
-            NToN::PerRank => NToNRule::PerRank,
-            NToN::Common => NToNRule::Common,
-        },
-    };
-    let streams = (0..nranks)
-        .map(|r| source.open_rank(r))
-        .collect::<Result<Vec<_>, _>>();
-    let streams = input(streams)?;
+        n_to_n,
+    ))?;
+    let (streams, params, overhead_from) =
+        (prepared.streams, prepared.params, prepared.overhead_from);
 
     let mut sink = Writers::create(&args.output, args.format, args.timeline.as_ref())
         .map_err(Failure::Input)?;
@@ -474,48 +415,6 @@ impl Sink for Writers {
 
 fn json_string(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
-}
-
-/// Burst compensation of a time-independent replay (`timeless simulate`, issue item 2).
-pub enum BurstStatus {
-    /// `--no-compensation`.
-    Off,
-    /// No `trace-meta.json` where it was looked for: nothing to compensate.
-    NoMetadata(Vec<PathBuf>),
-    /// Applied with this metadata; the amounts removed per rank.
-    Applied {
-        meta: TraceMeta,
-        accounts: Vec<timeless_compensate::BurstAccount>,
-    },
-}
-
-/// Finds `trace-meta.json` next to the trace argument (a list file or shared trace) or next to
-/// rank 0's file. `Ok(Err(dirs))`: none, with the directories looked in.
-pub fn find_meta(
-    trace_arg: Option<&std::path::Path>,
-    first_rank_file: Option<&std::path::Path>,
-) -> Result<Result<TraceMeta, Vec<PathBuf>>, Failure> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    let parent = |p: &std::path::Path| {
-        p.parent()
-            .map(std::path::Path::to_path_buf)
-            .unwrap_or_default()
-    };
-    if let Some(t) = trace_arg {
-        dirs.push(parent(t));
-    }
-    if let Some(f) = first_rank_file {
-        let d = parent(f);
-        if !dirs.contains(&d) {
-            dirs.push(d);
-        }
-    }
-    for d in &dirs {
-        if let Some(m) = input(TraceMeta::find(d))? {
-            return Ok(Ok(m));
-        }
-    }
-    Ok(Err(dirs))
 }
 
 /// The compensation section of `timeless simulate`'s text report.

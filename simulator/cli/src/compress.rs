@@ -1,18 +1,13 @@
 //! `timeless compress`, `decompress` and `stats`: the compressed trace format of
 //! `timeless-grammar` (Pilgrim-style CST + Sequitur grammars merged across ranks).
 
-use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use clap::Args;
-use timeless_compensate::meta::{TraceMeta, META_FILE};
 use timeless_grammar::format::{self, PartSizes};
-use timeless_grammar::text::RankTextWriter;
 use timeless_grammar::{offline, CompressedTrace, Precision, DEFAULT_PRECISION};
-use timeless_trace::TraceSource;
 
 use crate::Failure;
 
@@ -55,37 +50,24 @@ fn input<T>(r: Result<T, impl Into<anyhow::Error>>) -> Result<T, Failure> {
 
 /// Reads and validates a compressed trace file.
 pub fn load(path: &std::path::Path) -> Result<(CompressedTrace, PartSizes), Failure> {
-    let bytes =
-        input(std::fs::read(path).with_context(|| format!("cannot read {}", path.display())))?;
-    format::read(&bytes).map_err(|e| Failure::Input(anyhow!("{}: {e}", path.display())))
+    format::load(path).map_err(|e| Failure::Input(e.into()))
+}
+
+/// The exit-code class of a compress/decompress error.
+fn failure(e: offline::FileError) -> Failure {
+    if e.is_input() {
+        Failure::Input(e.into())
+    } else {
+        Failure::Other(e.into())
+    }
 }
 
 /// Runs `timeless compress`.
 pub fn run_compress(args: CompressArgs) -> Result<(), Failure> {
-    let precision = Precision::from_f64(args.precision).ok_or_else(|| {
-        Failure::Input(anyhow!(
-            "--precision {}: expected 0 (lossless) or a relative error in [{}, {}]",
-            args.precision,
-            Precision::MIN_RELATIVE,
-            Precision::MAX_RELATIVE
-        ))
-    })?;
-    let source = input(TraceSource::open(&args.trace))?;
-    let nranks = match args.np {
-        Some(n) => n,
-        None => input(offline::rank_count(&source))?,
-    };
-    let mut trace = input(offline::compress(&source, nranks, precision))?;
-    if let Some((path, bytes)) = tracer_meta_file(&args.trace, &source)? {
+    let precision = input(Precision::from_flag(args.precision))?;
+    let (trace, meta) = offline::compress_file(&args.trace, args.np, precision).map_err(failure)?;
+    if let Some(path) = meta {
         eprintln!("timeless: embedding the tracer metadata {}", path.display());
-        trace.tracer_meta = Some(bytes);
-        let cs = path.with_file_name(timeless_trace::callsites::FILE);
-        if cs.is_file() {
-            eprintln!("timeless: embedding the call-site table {}", cs.display());
-            trace.callsites = Some(input(
-                std::fs::read(&cs).with_context(|| format!("cannot read {}", cs.display())),
-            )?);
-        }
     }
     let (bytes, sizes) = format::write(&trace);
     std::fs::write(&args.output, &bytes)
@@ -106,178 +88,7 @@ pub fn run_compress(args: CompressArgs) -> Result<(), Failure> {
 /// Runs `timeless decompress`.
 pub fn run_decompress(args: DecompressArgs) -> Result<(), Failure> {
     let (trace, _) = load(&args.file)?;
-    let trace = Arc::new(trace);
-    let other = |e: std::io::Error, what: &std::path::Path| {
-        Failure::Other(anyhow::Error::new(e).context(format!("cannot write {}", what.display())))
-    };
-    std::fs::create_dir_all(&args.output).map_err(|e| other(e, &args.output))?;
-    let mut list = String::new();
-    let mut line = String::new();
-    for r in 0..trace.nranks {
-        let name = format!("rank{r}.txt");
-        let path = args.output.join(&name);
-        let f = std::fs::File::create(&path).map_err(|e| other(e, &path))?;
-        let mut w = std::io::BufWriter::new(f);
-        let mut stream = input(trace.rank_stream(r))?;
-        let mut text = RankTextWriter::new(r, trace.nranks);
-        while let Some((action, comm, callsite, _)) = input(stream.next_action())? {
-            line.clear();
-            input(text.write(&mut line, &action, comm, callsite))?;
-            w.write_all(line.as_bytes()).map_err(|e| other(e, &path))?;
-        }
-        w.flush().map_err(|e| other(e, &path))?;
-        let _ = writeln!(list, "{name}");
-    }
-    if let Some(m) = &trace.tracer_meta {
-        let mp = args.output.join(META_FILE);
-        std::fs::write(&mp, m).map_err(|e| other(e, &mp))?;
-    }
-    if let Some(c) = &trace.callsites {
-        let cp = args.output.join(timeless_trace::callsites::FILE);
-        std::fs::write(&cp, c).map_err(|e| other(e, &cp))?;
-    }
-    let lp = args.output.join("traces.txt");
-    std::fs::write(&lp, list).map_err(|e| other(e, &lp))?;
-    Ok(())
-}
-
-/// The tracer's `trace-meta.json` next to the trace argument, or else next to the first rank
-/// file (where `simulate` looks for it), with its bytes.
-fn tracer_meta_file(
-    trace: &Path,
-    source: &TraceSource,
-) -> Result<Option<(PathBuf, Vec<u8>)>, Failure> {
-    let first = match source {
-        TraceSource::PerRank(v) => v.first().cloned(),
-        TraceSource::Shared(p) => Some(p.clone()),
-    };
-    let dirs = [trace.parent(), first.as_deref().and_then(Path::parent)];
-    for dir in dirs.into_iter().flatten() {
-        let p = dir.join(META_FILE);
-        if p.is_file() {
-            let bytes =
-                input(std::fs::read(&p).with_context(|| format!("cannot read {}", p.display())))?;
-            return Ok(Some((p, bytes)));
-        }
-    }
-    Ok(None)
-}
-
-/// Parses the tracer metadata embedded in the compressed trace `path` (its `TRACER_META`
-/// section, `bytes`).
-///
-/// # Errors
-/// The section is not UTF-8 or not valid `trace-meta.json`: bad input.
-pub fn embedded_tracer_meta(path: &Path, bytes: Vec<u8>) -> Result<TraceMeta, Failure> {
-    let name = PathBuf::from(format!("{}#{META_FILE}", path.display()));
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Failure::Input(anyhow!("{}: not UTF-8", name.display())))?;
-    input(TraceMeta::parse(&name, &text))
-}
-
-/// The compressed trace `timeless trace --compress` leaves in the trace directory (written by
-/// rank 0 of the tracer, `timeless_preload::online::COMPRESSED_FILE`).
-pub const ONLINE_FILE: &str = "trace.tlg";
-
-/// The tracer's environment for `timeless trace --compress [--precision E] [--no-text]`.
-///
-/// # Errors
-/// A precision outside 0 or [`Precision::MIN_RELATIVE`, `Precision::MAX_RELATIVE`].
-pub fn online_env(
-    compress: bool,
-    precision: f64,
-    no_text: bool,
-) -> anyhow::Result<Vec<(&'static str, String)>> {
-    if !compress {
-        return Ok(Vec::new());
-    }
-    let p = Precision::from_f64(precision).ok_or_else(|| {
-        anyhow!(
-            "--precision {precision}: expected 0 (lossless) or a relative error in [{}, {}]",
-            Precision::MIN_RELATIVE,
-            Precision::MAX_RELATIVE
-        )
-    })?;
-    let mut env = vec![
-        ("TIMELESS_COMPRESS", "1".to_string()),
-        ("TIMELESS_COMPRESS_PRECISION", format!("{:e}", p.as_f64())),
-    ];
-    if no_text {
-        env.push(("TIMELESS_TEXT", "0".to_string()));
-    }
-    Ok(env)
-}
-
-/// After `timeless trace --compress`: checks the online compressed trace of `np` ranks in
-/// `out` and prints its summary. `text_list` is the text trace's list file when the text was
-/// written too: a missing compressed file is then only a warning (the tracer printed why).
-///
-/// # Errors
-/// The file is missing without a text trace, unreadable, or not of `np` ranks.
-pub fn report_online(out: &Path, np: usize, text_list: Option<&Path>) -> anyhow::Result<()> {
-    let path = out.join(ONLINE_FILE);
-    if !path.is_file() {
-        if text_list.is_some() {
-            eprintln!(
-                "timeless: no {ONLINE_FILE}: online compression was abandoned (see the tracer's \
-                 message above); the text trace is complete"
-            );
-            return Ok(());
-        }
-        anyhow::bail!(
-            "{} is missing and no text trace was written (--no-text): online compression was \
-             abandoned, see the tracer's message above",
-            path.display()
-        );
-    }
-    let bytes = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let (trace, sizes) = format::read(&bytes).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    trace
-        .validate()
-        .map_err(|e| anyhow!("{}: {e}", path.display()))?;
-    if trace.nranks as usize != np {
-        anyhow::bail!(
-            "{} holds {} ranks, {np} were traced",
-            path.display(),
-            trace.nranks
-        );
-    }
-    let s = trace.stats();
-    if text_list.is_none() {
-        println!("Traced {np} ranks into {} (compressed only)", out.display());
-    }
-    let text_bytes: u64 = (0..np)
-        .filter_map(|r| std::fs::metadata(out.join(format!("rank-{r}.txt"))).ok())
-        .map(|m| m.len())
-        .sum();
-    let ratio = if text_list.is_some() && sizes.total() > 0 {
-        format!(
-            ", {:.1}x smaller than the text",
-            text_bytes as f64 / sizes.total() as f64
-        )
-    } else {
-        String::new()
-    };
-    println!(
-        "  compressed online: {} ({} bytes{ratio}; {} actions, {} terminals, {} unique grammars)",
-        path.display(),
-        sizes.total(),
-        s.actions,
-        s.terminals,
-        s.unique_grammars
-    );
-    if text_list.is_none() {
-        println!(
-            "Simulate with:\n  timeless simulate {} --platform PLATFORM.xml",
-            path.display()
-        );
-    } else {
-        println!(
-            "  or, from the compressed trace:\n  timeless simulate {} --platform PLATFORM.xml",
-            path.display()
-        );
-    }
-    Ok(())
+    offline::decompress_to(trace, &args.output).map_err(failure)
 }
 
 /// Runs `timeless stats`.

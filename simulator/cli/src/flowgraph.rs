@@ -67,7 +67,7 @@ pub fn run(args: FlowgraphArgs) -> Result<(), Failure> {
     let mut g = if args.timed {
         FlowGraphs::from_timed(&args.input).map_err(|e| input(e.into()))?
     } else {
-        let opened = crate::simulate::open_traces(&args.input)?;
+        let opened = timeless_run::open_trace(&args.input).map_err(crate::simulate::failure)?;
         let n = match (args.np, opened.set.ranks()) {
             (Some(n), _) => n,
             (None, Some(k)) => k as u32,

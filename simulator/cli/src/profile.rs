@@ -170,46 +170,6 @@ pub fn run(args: ProfileArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Writes the simulated profile of a replay to `out`: names from `names`, or from
-/// `profile.db` next to `trace` when it exists, else from the members (see
-/// `timeless_replay::profile`).
-pub fn write_simulated(
-    rec: timeless_replay::ProfileRecorder,
-    out: &std::path::Path,
-    names: Option<&std::path::Path>,
-    trace: Option<&std::path::Path>,
-    ranks: u32,
-    platform: &std::path::Path,
-    cfg: &[String],
-) -> Result<(), Failure> {
-    let beside = trace
-        .and_then(|t| t.parent())
-        .map(|d| {
-            if d.as_os_str().is_empty() {
-                std::path::Path::new(".")
-            } else {
-                d
-            }
-        })
-        .map(|d| d.join("profile.db"))
-        .filter(|p| p.is_file());
-    let names_db = names.map(std::path::Path::to_path_buf).or(beside);
-    let names = match &names_db {
-        Some(p) => Some(load(p)?),
-        None => None,
-    };
-    let meta = timeless_profile::RunMeta {
-        source: timeless_profile::Source::Simulated,
-        program: trace.map_or_else(|| "(deployment)".into(), |t| t.display().to_string()),
-        ranks,
-        mpi_library: format!("timeless replay on {}", platform.display()),
-        date: timeless_profile::model::now_utc(),
-        notes: cfg.join(" "),
-    };
-    let p = rec.finish(meta, names.as_ref());
-    store::write(out, &p).map_err(|e| Failure::Other(e.into()))
-}
-
 /// After `timeless trace --profile`: one line on the profile written by rank 0.
 pub fn report_written(db: &std::path::Path) -> Result<(), Failure> {
     let p = store::read(db)

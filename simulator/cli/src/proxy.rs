@@ -64,7 +64,7 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
             )));
         }
     }
-    let opened = crate::simulate::open_traces(&args.trace)?;
+    let opened = timeless_run::open_trace(&args.trace).map_err(crate::simulate::failure)?;
     let n = match (args.np, opened.set.ranks()) {
         (Some(n), _) => n,
         (None, Some(k)) => k as u32,
@@ -79,11 +79,16 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
         Some(s) => vec![s],
         None => {
             let meta = match opened.embedded_meta.clone() {
-                Some(bytes) => Some(crate::compress::embedded_tracer_meta(&args.trace, bytes)?),
-                None => {
-                    crate::compensate::find_meta(Some(&args.trace), opened.first_file.as_deref())?
-                        .ok()
-                }
+                Some(bytes) => Some(
+                    timeless_run::embedded_tracer_meta(&args.trace, bytes)
+                        .map_err(crate::simulate::failure)?,
+                ),
+                None => timeless_compensate::TraceMeta::find_near(
+                    Some(&args.trace),
+                    opened.first_file.as_deref(),
+                )
+                .map_err(|e| input(e.into()))?
+                .ok(),
             };
             meta.map_or(vec![1e9], |m| m.speed_flops_per_sec)
         }

@@ -1,12 +1,11 @@
-//! `timeless simulate`: raw arguments → validated inputs → replay → report.
+//! `timeless simulate`: arguments → [`timeless_run::SimulateConfig`] → [`timeless_run::simulate`]
+//! → the report printed as text or JSON.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, Context};
 use clap::{Args, ValueEnum};
-use timeless_platform::{deployment, Platform, PlatformOptions};
-use timeless_replay::{KeyEffect, ReplayConfig, ReplayError, Simulation};
-use timeless_trace::{TraceSet, TraceSource};
+use timeless_replay::Observer;
+use timeless_run::{simulate, ErrorKind, Frontend, FrontendError, SimulateConfig, SimulateError};
 
 use crate::output::{self, Progress, Timeline};
 use crate::Failure;
@@ -98,8 +97,33 @@ fn bundled(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn input<T>(r: Result<T, impl Into<anyhow::Error>>) -> Result<T, Failure> {
-    r.map_err(|e| Failure::Input(e.into()))
+/// The binary's part in the pipeline: notices on stderr, the progress bar and the timeline.
+struct Cli {
+    timeline: Option<PathBuf>,
+    progress: Option<Progress>,
+}
+
+impl Frontend for Cli {
+    fn notice(&mut self, text: &str) {
+        eprintln!("timeless: notice: {text}");
+    }
+
+    fn observer(&mut self) -> Result<&mut dyn Observer, FrontendError> {
+        let timeline = match &self.timeline {
+            Some(p) => Some(Timeline::create(p)?),
+            None => None,
+        };
+        Ok(self.progress.insert(Progress::new(timeline)))
+    }
+}
+
+/// The exit-code class of a pipeline error.
+pub(crate) fn failure(e: SimulateError) -> Failure {
+    match e.kind() {
+        ErrorKind::Deadlock => Failure::Deadlock(e.into()),
+        ErrorKind::Input => Failure::Input(e.into()),
+        _ => Failure::Other(e.into()),
+    }
 }
 
 /// Runs `timeless simulate`.
@@ -119,203 +143,35 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
             args.deployment.as_ref().expect("set").display()
         );
     }
-    let mut cfg = ReplayConfig::default();
-    if let Some(f) = &args.cfg_file {
-        let text = input(
-            std::fs::read_to_string(f).with_context(|| format!("cannot read {}", f.display())),
-        )?;
-        for (i, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let item = line.strip_prefix("--cfg=").unwrap_or(line);
-            apply(&mut cfg, item)
-                .map_err(|e| Failure::Input(anyhow!("{}:{}: {e}", f.display(), i + 1)))?;
-        }
-    }
-    for item in &args.cfg {
-        apply(&mut cfg, item).map_err(|e| Failure::Input(anyhow!("--cfg {item}: {e}")))?;
-    }
-
-    let platform_path = args.platform.clone().ok_or_else(|| {
-        Failure::Input(anyhow!(
-            "--platform FILE is required (a SimGrid platform XML)"
-        ))
-    })?;
-    let opts = PlatformOptions {
-        loopback_bandwidth_bytes_per_sec: cfg.loopback_bandwidth_bytes_per_sec,
-        loopback_latency_secs: cfg.loopback_latency_secs,
+    let config = config(&args);
+    let mut cli = Cli {
+        timeline: args.timeline.clone(),
+        progress: None,
     };
-    let platform = input(Platform::from_file(&platform_path, &opts))?;
-    for notice in platform.notices() {
-        eprintln!("timeless: notice: {notice}");
-    }
-    let what_if = timeless_platform::WhatIf {
-        compute: args.scale_compute,
-        bandwidth: args.scale_bandwidth,
-        latency: args.scale_latency,
-        ideal_network: args.ideal_network,
-        ideal_compute: args.ideal_compute,
-    };
-    input(what_if.validate())?;
-    let platform = what_if.apply(platform);
-    if what_if.ideal_network {
-        cfg.ideal_network();
-    }
-
-    let (traces, mut first_file, embedded) = match &args.trace {
-        Some(t) => {
-            let opened = open_traces(t)?;
-            (Some(opened.set), opened.first_file, opened.embedded_meta)
-        }
-        None => (None, None, None),
-    };
-    let np = args.np.or_else(|| traces.as_ref().and_then(|t| t.ranks()));
-    let dep = match (&args.deployment, &args.hostfile) {
-        (Some(d), _) => input(deployment::from_file(d, &platform))?,
-        (None, Some(h)) => input(deployment::from_hostfile(h, &platform, np))?,
-        (None, None) => {
-            let np = np.ok_or_else(|| {
-                Failure::Input(anyhow!(
-                    "cannot tell the number of ranks: give -n N, a deployment or a hostfile"
-                ))
-            })?;
-            deployment::default_for(&platform, np)
-        }
-    };
-    let mut placement: Vec<_> = dep.ranks.iter().map(|p| p.host).collect();
-    if let Some(n) = args.np {
-        if n > placement.len() && !placement.is_empty() {
-            // SimGrid wraps ranks round-robin over the hostfile.
-            placement = (0..n).map(|i| placement[i % placement.len()]).collect();
-        }
-        placement.truncate(n);
-    }
-    if placement.is_empty() {
-        return Err(Failure::Input(anyhow!("the deployment places no rank")));
-    }
-    let traces = match traces {
-        Some(t) => t,
-        None => {
-            let base = args
-                .deployment
-                .as_deref()
-                .and_then(Path::parent)
-                .unwrap_or(Path::new(""));
-            let files = dep
-                .ranks
-                .iter()
-                .enumerate()
-                .map(|(i, p)| {
-                    p.args.first().map(|a| base.join(a)).ok_or_else(|| {
-                        Failure::Input(anyhow!(
-                            "no trace given and rank {i} has no <argument> naming its trace file in the deployment"
-                        ))
-                    })
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            first_file = files.first().cloned();
-            Box::new(TraceSource::PerRank(files))
-        }
-    };
-    if let Some(k) = traces.ranks() {
-        if k < placement.len() {
-            return Err(Failure::Input(anyhow!(
-                "{} ranks are deployed but the trace list names only {k} files",
-                placement.len()
-            )));
-        }
-    }
-
-    let meta = match (args.no_compensation, embedded, &args.trace) {
-        (true, _, _) => None,
-        (false, Some(bytes), Some(t)) => Some(Ok(crate::compress::embedded_tracer_meta(t, bytes)?)),
-        (false, _, _) => Some(crate::compensate::find_meta(
-            args.trace.as_deref(),
-            first_file.as_deref(),
-        )?),
-    };
-    let compensated = match &meta {
-        Some(Ok(m)) => Some(timeless_compensate::CompensatedTrace::new(&*traces, m)),
-        _ => None,
-    };
-    let trace_set: &dyn timeless_trace::TraceSet = match &compensated {
-        Some(c) => c,
-        None => &*traces,
-    };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let ahead = if !args.no_decode_ahead && cores > 1 && placement.len() > 1 {
-        Some(input(timeless_trace::DecodeAhead::new(
-            trace_set,
-            placement.len() as u32,
-        ))?)
-    } else {
-        None
-    };
-    let trace_set: &dyn timeless_trace::TraceSet = match &ahead {
-        Some(a) => a,
-        None => trace_set,
-    };
-    let mut sim = input(Simulation::new(&platform, &placement, trace_set, cfg))?;
-    sim.set_full_solve(args.full_solve);
-    let timeline = match &args.timeline {
-        Some(p) => Some(Timeline::create(p).map_err(Failure::Input)?),
-        None => None,
-    };
-    let mut observer = Progress::new(timeline);
-    let mut recorder = args
-        .profile
-        .as_ref()
-        .map(|_| timeless_replay::ProfileRecorder::new(placement.len() as u32));
-    let result = match &mut recorder {
-        Some(rec) => sim.run(&mut timeless_replay::Tee(&mut observer, rec)),
-        None => sim.run(&mut observer),
-    };
-    let timeline = observer.finish();
-    let report = match result {
-        Ok(r) => r,
-        Err(e @ ReplayError::Deadlock { .. }) => return Err(Failure::Deadlock(e.into())),
-        Err(e) => return Err(Failure::Input(e.into())),
-    };
+    let result = simulate(&config, &mut cli);
+    let timeline = cli.progress.and_then(Progress::finish);
+    let outcome = result.map_err(failure)?;
     if let Some(t) = timeline {
         t.close().map_err(Failure::Other)?;
     }
-    for w in &report.warnings {
+    for w in &outcome.report.warnings {
         eprintln!("timeless: warning: {w}");
     }
-    if let (Some(rec), Some(out)) = (recorder, &args.profile) {
-        crate::profile::write_simulated(
-            rec,
-            out,
-            args.profile_names.as_deref(),
-            args.trace.as_deref(),
-            placement.len() as u32,
-            &platform_path,
-            &args.cfg,
-        )?;
-    }
-    let burst = match (meta, &compensated) {
-        (None, _) => crate::compensate::BurstStatus::Off,
-        (Some(Err(dirs)), _) => crate::compensate::BurstStatus::NoMetadata(dirs),
-        (Some(Ok(meta)), Some(c)) => crate::compensate::BurstStatus::Applied {
-            meta,
-            accounts: c.accounts(),
-        },
-        (Some(Ok(_)), None) => unreachable!("metadata found implies a compensated trace"),
-    };
-    let changes = what_if.describe();
     let out = match args.format {
         Format::Text => {
-            let mut t = output::text(&report) + &crate::compensate::burst_text(&burst);
-            for c in &changes {
+            let mut t = output::text(&outcome.report)
+                + &crate::compensate::burst_text(&outcome.compensation);
+            for c in &outcome.what_if {
                 t.push_str(&format!("What-if: {c}\n"));
             }
             t
         }
         Format::Json => {
-            let j = crate::compensate::burst_json(&output::json(&report), &burst);
-            output::with_what_if(&j, &changes)
+            let j = crate::compensate::burst_json(
+                &output::json(&outcome.report),
+                &outcome.compensation,
+            );
+            output::with_what_if(&j, &outcome.what_if)
         }
     };
     use std::io::Write;
@@ -326,59 +182,27 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Opens a trace argument: a compressed trace (recognised by its magic number) or a TI text
-/// trace (list file or shared file).
-pub(crate) fn open_traces(path: &Path) -> Result<OpenedTrace, Failure> {
-    let mut head = [0u8; 8];
-    let n = {
-        use std::io::Read;
-        let mut f = input(
-            std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display())),
-        )?;
-        input(
-            f.read(&mut head)
-                .with_context(|| format!("cannot read {}", path.display())),
-        )?
+/// The pipeline's configuration from the arguments.
+fn config(args: &SimulateArgs) -> SimulateConfig {
+    let mut c = SimulateConfig::default();
+    c.platform = args.platform.clone();
+    c.trace = args.trace.clone();
+    c.deployment = args.deployment.clone();
+    c.hostfile = args.hostfile.clone();
+    c.np = args.np;
+    c.cfg = args.cfg.clone();
+    c.cfg_file = args.cfg_file.clone();
+    c.compensation = !args.no_compensation;
+    c.full_solve = args.full_solve;
+    c.decode_ahead = !args.no_decode_ahead;
+    c.what_if = timeless_platform::WhatIf {
+        compute: args.scale_compute,
+        bandwidth: args.scale_bandwidth,
+        latency: args.scale_latency,
+        ideal_network: args.ideal_network,
+        ideal_compute: args.ideal_compute,
     };
-    if timeless_grammar::format::is_compressed(&head[..n]) {
-        let (mut trace, _) = crate::compress::load(path)?;
-        let embedded_meta = trace.tracer_meta.take();
-        return Ok(OpenedTrace {
-            set: Box::new(timeless_grammar::CompressedTraceSet::new(
-                trace,
-                path.to_path_buf(),
-            )),
-            first_file: None,
-            embedded_meta,
-        });
-    }
-    let source = input(TraceSource::open(path))?;
-    let first_file = match &source {
-        TraceSource::PerRank(v) => v.first().cloned(),
-        TraceSource::Shared(p) => Some(p.clone()),
-    };
-    Ok(OpenedTrace {
-        set: Box::new(source),
-        first_file,
-        embedded_meta: None,
-    })
-}
-
-/// A trace argument, opened.
-pub(crate) struct OpenedTrace {
-    pub(crate) set: Box<dyn TraceSet>,
-    /// First rank's file of a text trace: `trace-meta.json` is looked for next to it.
-    pub(crate) first_file: Option<PathBuf>,
-    /// `trace-meta.json` bytes embedded in a compressed trace (decoded once, with the trace).
-    pub(crate) embedded_meta: Option<Vec<u8>>,
-}
-
-fn apply(cfg: &mut ReplayConfig, item: &str) -> Result<(), String> {
-    match cfg.set(item)? {
-        KeyEffect::Applied => {}
-        KeyEffect::Ignored => {
-            eprintln!("timeless: notice: '{item}' does not affect a replay; ignored")
-        }
-    }
-    Ok(())
+    c.profile = args.profile.clone();
+    c.profile_names = args.profile_names.clone();
+    c
 }

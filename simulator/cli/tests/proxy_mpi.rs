@@ -68,10 +68,7 @@ fn calls(list: &Path, n: u32) -> Vec<Vec<Vec<u8>>> {
                     Action::Send { tag, .. } | Action::Recv { tag, .. } if *tag < 0 => {
                         *tag += 32768
                     }
-                    Action::Wait(timeless_trace::RequestKey::Key { tag, .. })
-                    | Action::Test(timeless_trace::RequestKey::Key { tag, .. })
-                        if *tag < 0 =>
-                    {
+                    Action::Wait(timeless_trace::RequestKey::Key { tag, .. }) if *tag < 0 => {
                         *tag += 32768
                     }
                     _ => {}

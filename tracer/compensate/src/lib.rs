@@ -26,6 +26,7 @@ pub mod format;
 pub mod meta;
 pub mod model;
 pub mod p2p;
+pub mod setup;
 pub mod stamped;
 pub mod ti;
 
@@ -39,4 +40,4 @@ pub use format::{parse_line, TimedReader, TimedSource, TimedStream, VecStream, T
 pub use meta::{TraceMeta, META_FILE};
 pub use model::{CollectiveOp, CollectiveShape, CommId, Rank, RecordKind, TimedItem, TimedRecord};
 pub use p2p::{Bound, Case, MeasuredMessage};
-pub use ti::{BurstAccount, BurstCompensator, CompensatedStream, CompensatedTrace};
+pub use ti::{BurstAccount, BurstCompensator, BurstStatus, CompensatedStream, CompensatedTrace};

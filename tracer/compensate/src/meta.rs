@@ -55,6 +55,35 @@ impl TraceMeta {
         TraceMeta::read(&path).map(Some)
     }
 
+    /// Finds `trace-meta.json` next to a trace argument (a list file or shared trace) or next to
+    /// rank 0's file, in that order (where `timeless simulate` looks). `Ok(Err(dirs))`: there
+    /// is none, with the directories looked in (an empty path is the current directory).
+    ///
+    /// # Errors
+    /// A metadata file exists but does not decode (see [`TraceMeta::find`]).
+    pub fn find_near(
+        trace_arg: Option<&Path>,
+        first_rank_file: Option<&Path>,
+    ) -> Result<Result<TraceMeta, Vec<std::path::PathBuf>>, Error> {
+        let mut dirs: Vec<std::path::PathBuf> = Vec::new();
+        let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
+        if let Some(t) = trace_arg {
+            dirs.push(parent(t));
+        }
+        if let Some(f) = first_rank_file {
+            let d = parent(f);
+            if !dirs.contains(&d) {
+                dirs.push(d);
+            }
+        }
+        for d in &dirs {
+            if let Some(m) = TraceMeta::find(d)? {
+                return Ok(Ok(m));
+            }
+        }
+        Ok(Err(dirs))
+    }
+
     /// Reads the metadata file at `path`.
     ///
     /// # Errors

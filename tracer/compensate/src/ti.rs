@@ -355,3 +355,21 @@ mod tests {
         assert_eq!(c.account().removed_flops, 0.0);
     }
 }
+
+/// Whether and how a time-independent replay removed the tracer's overhead from its compute
+/// bursts (what `timeless simulate` reports under "Overhead compensation").
+#[derive(Debug, Clone)]
+pub enum BurstStatus {
+    /// Not asked for (`--no-compensation`).
+    Off,
+    /// No `trace-meta.json` in these directories (an empty path is the current directory):
+    /// nothing to compensate.
+    NoMetadata(Vec<std::path::PathBuf>),
+    /// Applied with this metadata; `accounts[r]` is what was removed from rank r.
+    Applied {
+        /// The metadata used (per-rank overhead and reference speed).
+        meta: TraceMeta,
+        /// Amounts removed, per rank.
+        accounts: Vec<BurstAccount>,
+    },
+}

@@ -237,6 +237,45 @@ pub fn write(trace: &CompressedTrace) -> (Vec<u8>, PartSizes) {
     (out, sizes)
 }
 
+/// Why [`load`] could not load a compressed trace file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The file cannot be read (missing, unreadable); the I/O error is the source.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The bytes are not a valid compressed trace ([`read`]'s error, shown after the path).
+    #[error("{}: {error}", path.display())]
+    Format {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with its bytes.
+        error: GrammarError,
+    },
+}
+
+/// Reads and decodes the compressed trace file at `path` ([`read`] on its bytes).
+///
+/// # Errors
+/// [`LoadError::Read`] when the file cannot be read, [`LoadError::Format`] when its bytes do
+/// not decode.
+pub fn load(path: &std::path::Path) -> Result<(CompressedTrace, PartSizes), LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    read(&bytes).map_err(|error| LoadError::Format {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
 /// Decodes a file.
 ///
 /// # Errors

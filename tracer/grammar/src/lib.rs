@@ -37,4 +37,4 @@ pub use merge::{merge_pair, merge_rounds, MergedRanks, RankEntry};
 pub use sequitur::Sequitur;
 pub use stream::CompressedTraceSet;
 pub use trace::{CompressedTrace, RankStream, Stats};
-pub use volume::{Precision, DEFAULT_PRECISION};
+pub use volume::{Precision, PrecisionError, DEFAULT_PRECISION};

@@ -56,6 +56,15 @@ impl Precision {
     /// Largest relative error accepted.
     pub const MAX_RELATIVE: f64 = 0.5;
 
+    /// [`Precision::from_f64`] of the value of a `--precision` option.
+    ///
+    /// # Errors
+    /// [`PrecisionError`] (naming `--precision` and the accepted range) for a value that is
+    /// neither 0 nor in `[MIN_RELATIVE, MAX_RELATIVE]`.
+    pub fn from_flag(e: f64) -> Result<Precision, PrecisionError> {
+        Precision::from_f64(e).ok_or(PrecisionError(e))
+    }
+
     /// Inverse of [`Precision::as_f64`]; `None` for a bound that is neither 0 nor in
     /// `[MIN_RELATIVE, MAX_RELATIVE]`.
     pub fn from_f64(e: f64) -> Option<Precision> {
@@ -341,3 +350,13 @@ mod tests {
         }
     }
 }
+
+/// A `--precision` value that is neither 0 (lossless) nor a relative error in the accepted
+/// range ([`Precision::from_flag`]).
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error(
+    "--precision {0}: expected 0 (lossless) or a relative error in [{min}, {max}]",
+    min = Precision::MIN_RELATIVE,
+    max = Precision::MAX_RELATIVE
+)]
+pub struct PrecisionError(pub f64);

@@ -7,7 +7,6 @@
 //! over runs; the seed's plain mean of per-rank wall-clock rates is printed next to it.
 
 use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::Failure;
 
@@ -23,30 +22,13 @@ pub struct ComputeArgs {
     pub from_trace: Vec<std::path::PathBuf>,
 }
 
-/// Median speed over `runs` measurements of the reference kernel, in flop/s, with a progress
-/// bar. Also returns every measurement.
-pub fn measure_speed(runs: usize) -> (f64, Vec<f64>) {
-    let bar = ProgressBar::new(runs as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} reference kernel {pos}/{len} {elapsed}")
-            .expect("valid template"),
-    );
-    let mut speeds = Vec::with_capacity(runs);
-    for _ in 0..runs.max(1) {
-        speeds.push(timeless_refkernel::reference_speed().flops_per_sec);
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    let median = timeless_calibrate::measurement::median(&speeds).expect("at least one run");
-    (median, speeds)
-}
-
 /// Runs `timeless calibrate compute`.
 pub fn run(args: ComputeArgs) -> Result<(), Failure> {
     if !args.from_trace.is_empty() {
         return from_trace(&args.from_trace);
     }
-    let (speed, all) = measure_speed(args.runs);
+    let (speed, all) =
+        timeless_calibrate::pipeline::measure_speed(args.runs, &mut super::Bars(None));
     let min = all.iter().copied().fold(f64::INFINITY, f64::min);
     let max = all.iter().copied().fold(0.0, f64::max);
     println!(

@@ -7,7 +7,7 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::report::{Row, SpeedSource};
+use timeless_validate::report::{Row, SpeedSource};
 
 const MEASURED: RGBColor = RGBColor(0, 0, 0);
 const PREDICTED: RGBColor = RGBColor(214, 39, 40);

@@ -6,7 +6,7 @@ use std::fmt::Write;
 use timeless_calibrate::measurement::median;
 
 /// Where the replay's host speed comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpeedSource {
     /// The flop rate of the traced run's own compute bursts (seed 003 §5), in flops per
     /// core-second.

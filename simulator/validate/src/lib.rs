@@ -1,0 +1,752 @@
+//! `timeless-validate`: predicted vs measured run time of MPI programs on this machine, the
+//! pipeline behind `timeless validate`, for every front end.
+//!
+//! For each case (a program with its arguments at a rank count N; `-- PROGRAM ARGS` on every
+//! `-n` count, or a `--cases` file, see [`cases`]):
+//! 1. **measured**: the program runs `reps` times untraced under the launcher; each run's wall
+//!    time minus the median launch baseline (the same launcher line running
+//!    `timeless-pingpong --empty`, i.e. `MPI_Init` + `MPI_Finalize`, one baseline run before
+//!    each program run; `true` if that binary is missing, which leaves MPI start-up in the
+//!    measurement) estimates the time from `MPI_Init` to `MPI_Finalize`, the span SimGrid's
+//!    "Simulation time" covers;
+//! 2. **traced** once with the tracer (as `timeless trace` does), with timestamps and with
+//!    `TIMELESS_REF_SPEED` set to the calibrated host speed, so that a burst of t CPU seconds
+//!    is `t × speed` flops whichever acquisition mode and whatever the machine's load;
+//! 3. **predicted**: the trace replayed on the calibrated platform (`platform.xml`, `smpi.cfg`
+//!    and `hostfile` of `timeless calibrate network`), ranks placed round-robin on its hosts,
+//!    so that ranks folded on a host's cores share them in the replay as they did in the run.
+//!    A run folded K ranks per core is replayed with the calibration `fold<K>/` of the
+//!    calibration directory when there is one (`timeless calibrate network --fold K`: the
+//!    network as K ranks per core see it, each message also waiting for its receiver to get a
+//!    core), with the hosts at the unfolded calibration's speed; else with the unfolded one.
+//!
+//! **Host speed** (`--compute-speed`): `trace` (default) sets the hosts to the flop rate of the
+//! traced run's own compute bursts, in flops per core-second (seed 003 §5's calibration,
+//! corrected for bursts sharing cores: `timeless_calibrate::compute`; from bursts of 100 µs or
+//! more, and only if these hold half the flops, else the kernel speed); `kernel` keeps the
+//! calibrated reference-kernel speed, which replays each burst in the CPU time it was measured
+//! with. The rate folds in what CPU time does not show: the share of its core a burst really
+//! got (ranks polling in MPI calls while others compute, other processes). With `trace` the
+//! prediction does not depend on the reference speed at all (volumes and speed scale together).
+//!
+//! **Tracer overhead**: as `timeless simulate`, the replay removes the tracer's per-event cost
+//! from the compute bursts (`trace-meta.json`, `timeless_compensate::CompensatedTrace`) unless
+//! `--no-compensation`; the table shows the error the other way too.
+//!
+//! Diagnostics per case: the ranks' CPU share in the untraced runs (CPU time / (ranks × wall
+//! time), from `/proc/self/stat`; the tracer records compute as thread CPU time, so on a
+//! machine shared with other work the measured wall time exceeds the prediction by about the
+//! inverse of the share that was lost), and the replay on a free network (the compute part)
+//! and without computation (the communication part), to tell which action class an error
+//! comes from.
+//!
+//! The acquisition mode follows `timeless trace`: with more ranks than cores the ranks are
+//! folded (oversubscribed), for the untraced runs too; `--trace-fold K` (or `trace-fold=K` in a
+//! cases file) folds the traced run only, to check that the acquisition mode does not change
+//! the prediction (seed 003 §6.2). Output: a table on stdout and in `validate.txt`,
+//! `validate.csv` and `validate.png`/`.svg` in `--out`, the traces in `--out`/`traces`.
+
+//!
+//! [`validate`] runs the cases of a [`ValidateConfig`] and returns a [`Validation`], whose
+//! rows ([`report::Row`]) hold the measured and predicted times; [`report::table`] and
+//! [`report::csv`] render them ([`Validation::write_tables`] writes both). A front end sees
+//! the progress through the [`Progress`] trait (the binary draws a progress bar).
+//!
+//! ```no_run
+//! use timeless_validate::{cases, validate, Progress, ValidateConfig};
+//!
+//! struct Quiet;
+//! impl Progress for Quiet {
+//!     fn message(&mut self, _: &str) {}
+//!     fn step(&mut self) {}
+//!     fn notice(&mut self, text: &str) {
+//!         eprintln!("{text}");
+//!     }
+//! }
+//!
+//! let cases = cases::from_command(&[2, 4], None, &["./ring".into()]);
+//! let config = ValidateConfig::new(cases, "calibration".into(), "validation-out".into());
+//! let v = validate(&config, &mut Quiet).expect("validated");
+//! for row in &v.rows {
+//!     println!("{} on {}: {:+.1}%", row.label, row.np, row.error_pct().unwrap_or(f64::NAN));
+//! }
+//! ```
+
+pub mod cases;
+pub mod report;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use timeless_calibrate::measurement::median;
+use timeless_compensate::{CompensatedTrace, TraceMeta};
+use timeless_launch::{self as launch, Implementation, LaunchError, Mode, PathError, Plan};
+use timeless_platform::{deployment, Platform, PlatformError, PlatformOptions};
+use timeless_replay::{NoObserver, ReplayConfig, ReplayError, Simulation};
+use timeless_trace::{TraceSet, TraceSource};
+
+use cases::Case;
+use report::{Predictions, Row, SpeedSource};
+
+/// What [`validate`] can fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValidateError {
+    /// A case's program is not a file (or not on `PATH` for a bare name).
+    #[error(
+        "{label} on {np} ranks: program {} not found{}",
+        program.display(),
+        if program.components().count() > 1 { "" } else { " on PATH" }
+    )]
+    ProgramNotFound {
+        /// The case's label.
+        label: String,
+        /// Its ranks.
+        np: usize,
+        /// The program.
+        program: PathBuf,
+    },
+    /// The calibration directory's own calibration does not load (the message says why).
+    #[error("{text} (run `timeless calibrate network --out {}` first)", dir.display())]
+    Calibration {
+        /// What went wrong, with its causes.
+        text: String,
+        /// The calibration directory.
+        dir: PathBuf,
+    },
+    /// A `fold<K>/` calibration does not load (the message says why, with its causes).
+    #[error("{0}")]
+    FoldCalibration(String),
+    /// The calibrated platform has no host.
+    #[error("the calibrated platform has no host")]
+    NoHost,
+    /// Neither an Open MPI nor an MPICH launcher is on `PATH`.
+    #[error("no Open MPI or MPICH launcher (mpirun/mpiexec) found on PATH")]
+    NoLauncher,
+    /// The tracer library is missing, or a run failed.
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    /// A directory cannot be created or a report file written.
+    #[error(transparent)]
+    File(#[from] PathError),
+    /// Another I/O error.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The traced run's trace does not open.
+    #[error("the traced run left no usable trace: {0}")]
+    NoUsableTrace(String),
+    /// The traced run's `trace-meta.json` does not decode.
+    #[error("the traced run's metadata: {0}")]
+    TraceMeta(String),
+    /// The traced run left no `trace-meta.json`.
+    #[error("the traced run left no trace-meta.json in {}", .0.display())]
+    NoTraceMeta(PathBuf),
+    /// The calibration's hostfile does not place the ranks.
+    #[error(transparent)]
+    Deployment(Box<PlatformError>),
+    /// A platform at the traced run's flop rate does not load.
+    #[error(transparent)]
+    Platform(Box<PlatformError>),
+    /// A replay failed.
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    /// A replay setting was refused.
+    #[error("{0}")]
+    Config(String),
+}
+
+impl From<PlatformError> for ValidateError {
+    fn from(e: PlatformError) -> Self {
+        ValidateError::Platform(Box::new(e))
+    }
+}
+
+/// The class of a [`ValidateError`], which the binary maps to its exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Bad input: cases, calibration, launcher, tracer library (exit 2).
+    Input,
+    /// A run, a replay or an output failed (exit 1).
+    Other,
+}
+
+impl ValidateError {
+    /// Which class of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ValidateError::ProgramNotFound { .. }
+            | ValidateError::Calibration { .. }
+            | ValidateError::FoldCalibration(_)
+            | ValidateError::NoHost
+            | ValidateError::NoLauncher
+            | ValidateError::Deployment(_) => ErrorKind::Input,
+            ValidateError::Launch(e) if e.kind() == launch::ErrorKind::Input => ErrorKind::Input,
+            _ => ErrorKind::Other,
+        }
+    }
+}
+
+/// `e` and its causes, joined by `: ` (as the binary prints an error).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
+
+/// What the front end sees of a validation in progress.
+pub trait Progress {
+    /// Called once before the first run with the number of steps to come (each case: two per
+    /// repetition, the traced run, the replays).
+    fn start(&mut self, _steps: u64) {}
+    /// What is being done now (`<label> N=<ranks>: untraced run`).
+    fn message(&mut self, text: &str);
+    /// One step done.
+    fn step(&mut self);
+    /// A notice for the user (a missing fold calibration, no flop rate from a trace).
+    fn notice(&mut self, text: &str);
+}
+
+/// Everything [`validate`] needs. Build it with [`ValidateConfig::new`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ValidateConfig {
+    /// The cases ([`cases::from_command`], [`cases::read`]).
+    pub cases: Vec<Case>,
+    /// Untraced runs per case, unless the case says otherwise.
+    pub reps: usize,
+    /// Ranks per core of every case's runs (`None`: fold only with more ranks than cores).
+    pub fold: Option<usize>,
+    /// Ranks per core of the traced runs only.
+    pub trace_fold: Option<usize>,
+    /// Host speed of the replay.
+    pub source: SpeedSource,
+    /// Remove the tracer's per-event overhead in the replay.
+    pub compensate: bool,
+    /// Directory written by `timeless calibrate network` (`platform.xml`, `smpi.cfg`,
+    /// `hostfile`, optionally `fold<K>/`).
+    pub calibration: PathBuf,
+    /// Output directory (traces in `traces/`, the tables).
+    pub out: PathBuf,
+}
+
+impl ValidateConfig {
+    /// `cases` with the calibration in `calibration` and the output in `out`; 5 repetitions,
+    /// automatic folding, the traced bursts' speed, compensation on.
+    pub fn new(cases: Vec<Case>, calibration: PathBuf, out: PathBuf) -> Self {
+        ValidateConfig {
+            cases,
+            reps: 5,
+            fold: None,
+            trace_fold: None,
+            source: SpeedSource::Trace,
+            compensate: true,
+            calibration,
+            out,
+        }
+    }
+}
+
+/// The results of [`validate`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Validation {
+    /// One row per case, in order.
+    pub rows: Vec<Row>,
+    /// The output directory, canonical.
+    pub out: PathBuf,
+    /// The host speed source used.
+    pub source: SpeedSource,
+    /// Whether the replays were compensated.
+    pub compensate: bool,
+}
+
+impl Validation {
+    /// The table printed and written to `validate.txt` ([`report::table`]).
+    pub fn table(&self) -> String {
+        report::table(&self.rows, self.source, self.compensate)
+    }
+
+    /// Writes `validate.csv` and `validate.txt` into the output directory.
+    ///
+    /// # Errors
+    /// [`ValidateError::Write`].
+    pub fn write_tables(&self) -> Result<(), ValidateError> {
+        let write = |name: &str, text: &str| {
+            let path = self.out.join(name);
+            std::fs::write(&path, text).map_err(PathError::at("write", &path))
+        };
+        write(
+            "validate.csv",
+            &report::csv(&self.rows, self.source, self.compensate),
+        )?;
+        Ok(write("validate.txt", &self.table())?)
+    }
+}
+
+/// Measures, traces and replays every case of `config` (module docs), reporting to
+/// `progress`.
+///
+/// # Errors
+/// A [`ValidateError`]; [`ValidateError::kind`] tells bad input from a failed run.
+pub fn validate(
+    config: &ValidateConfig,
+    progress: &mut dyn Progress,
+) -> Result<Validation, ValidateError> {
+    for case in &config.cases {
+        let program = Path::new(&case.command[0]);
+        if launch::find_program(program).is_none() {
+            return Err(ValidateError::ProgramNotFound {
+                label: case.label.clone(),
+                np: case.np,
+                program: program.to_path_buf(),
+            });
+        }
+    }
+    let cal = &config.calibration;
+    let base = load_calibration(cal, "base", None).map_err(|e| ValidateError::Calibration {
+        text: chain(&e),
+        dir: cal.clone(),
+    })?;
+    let kernel_speed = platform_speed(&base.platform)?;
+    let folds = load_fold_calibrations(cal, kernel_speed)
+        .map_err(|e| ValidateError::FoldCalibration(chain(&e)))?;
+    let (launcher, imp) = launch::find_launcher(None).map_err(|_| ValidateError::NoLauncher)?;
+    let exe = std::env::current_exe()?;
+    let preload = launch::find_preload(&exe)?;
+    let preload = std::fs::canonicalize(&preload).unwrap_or(preload);
+    let empty = launch::find_companion("timeless-pingpong");
+    if empty.is_none() {
+        progress.notice("timeless-pingpong not found; the launch baseline is `true`, so MPI start-up stays in the measured times");
+    }
+    std::fs::create_dir_all(&config.out).map_err(PathError::at("create", &config.out))?;
+    let out = std::fs::canonicalize(&config.out)?;
+    let ctx = Shared {
+        launcher,
+        imp,
+        preload,
+        empty,
+        cores: launch::available_cores(),
+        base,
+        folds,
+        kernel_speed,
+        source: config.source,
+        compensate: config.compensate,
+        reps: config.reps,
+        fold: config.fold,
+        trace_fold: config.trace_fold,
+        out: out.clone(),
+    };
+    let total: u64 = config
+        .cases
+        .iter()
+        .map(|c| 2 * c.reps.unwrap_or(config.reps) as u64 + 2)
+        .sum();
+    progress.start(total);
+    let mut rows = Vec::new();
+    for case in &config.cases {
+        rows.push(run_case(case, &ctx, progress)?);
+    }
+    Ok(Validation {
+        rows,
+        out,
+        source: config.source,
+        compensate: config.compensate,
+    })
+}
+
+/// An error loading a calibration.
+#[derive(Debug, thiserror::Error)]
+enum LoadError {
+    #[error("cannot read {} (run `timeless calibrate network --out {}` first)", path.display(), dir.display())]
+    Read {
+        path: PathBuf,
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Platform(Box<PlatformError>),
+    #[error(transparent)]
+    Cfg(#[from] timeless_run::SimulateError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+impl From<PlatformError> for LoadError {
+    fn from(e: PlatformError) -> Self {
+        LoadError::Platform(Box::new(e))
+    }
+}
+
+/// The `smpi.cfg` of a calibration (keys a replay ignores are skipped silently).
+fn replay_config(path: &Path) -> Result<ReplayConfig, LoadError> {
+    let mut cfg = ReplayConfig::default();
+    timeless_run::read_cfg_file(path, &mut cfg, &mut |_| {})?;
+    Ok(cfg)
+}
+
+/// The calibrated host speed: the `speed` of the first `<host>` of the platform, in flop/s.
+fn platform_speed(platform: &Platform) -> Result<f64, ValidateError> {
+    platform
+        .hosts()
+        .first()
+        .map(|h| h.speed_flops_per_sec)
+        .ok_or(ValidateError::NoHost)
+}
+
+/// One network calibration: the files `timeless calibrate network` wrote in a directory.
+struct Calibration {
+    /// `base` for the calibration directory, `fold<K>` for its `fold<K>/`.
+    name: String,
+    /// The platform, hosts at the kernel speed.
+    platform: Platform,
+    /// Its text (hosts at the kernel speed).
+    platform_xml: String,
+    platform_path: PathBuf,
+    hostfile: PathBuf,
+    cfg: ReplayConfig,
+}
+
+/// Loads the calibration in `dir`; with `speed`, its hosts are set to that speed (a fold's
+/// platform at the unfolded calibration's kernel speed, the one the traces are converted with).
+fn load_calibration(dir: &Path, name: &str, speed: Option<f64>) -> Result<Calibration, LoadError> {
+    let platform_path = dir.join("platform.xml");
+    let text = std::fs::read_to_string(&platform_path).map_err(|source| LoadError::Read {
+        path: platform_path.clone(),
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    let platform_xml = match speed {
+        Some(v) => with_host_speed(&text, v),
+        None => text,
+    };
+    let platform = Platform::from_xml(
+        &platform_xml,
+        &platform_path.display().to_string(),
+        &PlatformOptions::default(),
+    )?;
+    Ok(Calibration {
+        name: name.to_string(),
+        platform,
+        platform_xml,
+        hostfile: dir.join("hostfile"),
+        cfg: replay_config(&dir.join("smpi.cfg"))?,
+        platform_path,
+    })
+}
+
+/// The calibrations `<cal>/fold<K>/` (directories holding a `platform.xml`), by K.
+fn load_fold_calibrations(
+    cal: &Path,
+    speed: f64,
+) -> Result<BTreeMap<usize, Calibration>, LoadError> {
+    let mut folds = BTreeMap::new();
+    let Ok(entries) = std::fs::read_dir(cal) else {
+        return Ok(folds);
+    };
+    for entry in entries {
+        let path = entry?.path();
+        let Some(k) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_prefix("fold"))
+            .and_then(|k| k.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        if path.join("platform.xml").is_file() {
+            folds.insert(
+                k,
+                load_calibration(&path, &format!("fold{k}"), Some(speed))?,
+            );
+        }
+    }
+    Ok(folds)
+}
+
+/// Everything the cases share.
+struct Shared {
+    launcher: String,
+    imp: Implementation,
+    preload: PathBuf,
+    empty: Option<PathBuf>,
+    cores: usize,
+    /// The calibration directory's own (unfolded) calibration.
+    base: Calibration,
+    /// Its `fold<K>/` calibrations, by K.
+    folds: BTreeMap<usize, Calibration>,
+    kernel_speed: f64,
+    source: SpeedSource,
+    compensate: bool,
+    reps: usize,
+    fold: Option<usize>,
+    trace_fold: Option<usize>,
+    out: PathBuf,
+}
+
+/// Measures, traces and replays one case.
+fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, ValidateError> {
+    let np = case.np;
+    let tag = format!("{} N={np}", case.label);
+    let mode = launch::mode_for(np, case.fold.or(ctx.fold), None, ctx.cores);
+    let trace_mode = match case.trace_fold.or(ctx.trace_fold) {
+        Some(k) => launch::mode_for(np, Some(k), None, ctx.cores),
+        None => mode.clone(),
+    };
+    let calib = match &mode {
+        Mode::Folding { ranks_per_core, .. } => match ctx.folds.get(ranks_per_core) {
+            Some(c) => c,
+            None => {
+                bar.notice(&format!(
+                    "{tag}: no fold{ranks_per_core}/ calibration (`timeless calibrate network --fold {ranks_per_core}`): replayed with the unfolded one"
+                ));
+                &ctx.base
+            }
+        },
+        _ => &ctx.base,
+    };
+    let trace_dir = ctx.out.join("traces").join(case.dir_name());
+    std::fs::create_dir_all(&trace_dir).map_err(PathError::at("create", &trace_dir))?;
+    for entry in std::fs::read_dir(&trace_dir)? {
+        let p = entry?.path();
+        if p.is_file() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    let plan = |mode: &Mode| Plan {
+        implementation: ctx.imp,
+        launcher: ctx.launcher.clone(),
+        np,
+        mode: mode.clone(),
+        preload: ctx.preload.clone(),
+        out: trace_dir.clone(),
+        as_root: launch::running_as_root(),
+        extra_env: Vec::new(),
+    };
+    let program = launch::untraced(&launch::launch_line(&plan(&mode), &case.command));
+    let empty_cmd: Vec<OsString> = match &ctx.empty {
+        Some(p) => vec![p.clone().into_os_string(), "--empty".into()],
+        None => vec!["true".into()],
+    };
+    let baseline_launch = launch::untraced(&launch::launch_line(&plan(&mode), &empty_cmd));
+    let mut baseline = Vec::new();
+    let mut walls = Vec::new();
+    let mut shares = Vec::new();
+    for _ in 0..case.reps.unwrap_or(ctx.reps) {
+        bar.message(&format!("{tag}: launch baseline"));
+        baseline.push(launch::timed_run(&baseline_launch)?.0);
+        bar.step();
+        bar.message(&format!("{tag}: untraced run"));
+        let (wall, cpu) = launch::timed_run(&program)?;
+        walls.push(wall);
+        shares.push(cpu / (np as f64 * wall));
+        bar.step();
+    }
+    let baseline_secs = median(&baseline);
+    bar.message(&format!("{tag}: traced run"));
+    let mut traced = launch::launch_line(&plan(&trace_mode), &case.command);
+    let n = case.command.len();
+    let speed = format!("{:e}", ctx.kernel_speed);
+    launch::export(&mut traced, ctx.imp, n, "TIMELESS_REF_SPEED", &speed);
+    launch::export(
+        &mut traced,
+        ctx.imp,
+        n,
+        "TIMELESS_REF_SPEED_SOURCE",
+        "timeless validate: the calibrated platform's host speed",
+    );
+    launch::export(&mut traced, ctx.imp, n, "TIMELESS_TIMESTAMPS", "1");
+    let traced_wall = launch::timed_run(&traced)?.0;
+    bar.step();
+    bar.message(&format!("{tag}: simulating"));
+    let traces = TraceSource::open(&trace_dir.join("trace-list.txt"))
+        .map_err(|e| ValidateError::NoUsableTrace(e.to_string()))?;
+    let meta = TraceMeta::find(&trace_dir)
+        .map_err(|e| ValidateError::TraceMeta(e.to_string()))?
+        .ok_or_else(|| ValidateError::NoTraceMeta(trace_dir.clone()))?;
+    let rate = match timeless_calibrate::compute::run_rate(&trace_dir) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            bar.notice(&format!("{tag}: no flop rate from the trace: {e}"));
+            None
+        }
+    };
+    let trace_rate = rate.as_ref().and_then(|r| r.usable_flops_per_sec());
+    let rate_coverage = rate.as_ref().map(|r| r.coverage());
+    let trace_platform = match trace_rate {
+        Some(rate) => Some(Platform::from_xml(
+            &with_host_speed(&calib.platform_xml, rate),
+            &calib.platform_path.display().to_string(),
+            &PlatformOptions::default(),
+        )?),
+        None => None,
+    };
+    let chosen = match (ctx.source, &trace_platform) {
+        (SpeedSource::Trace, Some(p)) => p,
+        (SpeedSource::Trace, None) => {
+            bar.notice(&format!(
+                    "{tag}: {:.0}% of the flops are in bursts whose gaps last {} us or more on average (below {:.0}%: the program mostly communicates): no flop rate, the kernel speed is used",
+                    100.0 * rate_coverage.unwrap_or(0.0),
+                    timeless_calibrate::compute::MIN_RATE_BURST_SECS * 1e6,
+                    100.0 * timeless_calibrate::compute::MIN_RATE_COVERAGE
+                ));
+            &calib.platform
+        }
+        (SpeedSource::Kernel, _) => &calib.platform,
+    };
+    let replay = |platform: &Platform, cfg: &ReplayConfig, compensate: bool| {
+        replay(
+            platform,
+            &calib.hostfile,
+            np,
+            &traces,
+            &meta,
+            cfg,
+            compensate,
+        )
+    };
+    let (kernel_secs, kernel_removed) = replay(&calib.platform, &calib.cfg, ctx.compensate)?;
+    let trace_secs = match &trace_platform {
+        Some(p) => Some(replay(p, &calib.cfg, ctx.compensate)?),
+        None => None,
+    };
+    let (secs, removed) = match (ctx.source, trace_secs) {
+        (SpeedSource::Trace, Some(t)) => t,
+        _ => (kernel_secs, kernel_removed),
+    };
+    let trace_secs = trace_secs.map(|t| t.0);
+    let other_compensation_secs = replay(chosen, &calib.cfg, !ctx.compensate)?.0;
+    let compute_only_secs = replay(chosen, &free_network(&calib.cfg), ctx.compensate)?.0;
+    let mut no_compute = calib.cfg.clone();
+    no_compute
+        .set("smpi/simulate-computation:no")
+        .map_err(ValidateError::Config)?;
+    let comm_only_secs = replay(chosen, &no_compute, ctx.compensate)?.0;
+    bar.step();
+    Ok(Row {
+        label: case.label.clone(),
+        np,
+        mode: mode_name(&mode, false),
+        trace_mode: mode_name(&trace_mode, true),
+        calibration: calib.name.clone(),
+        measured: baseline_secs.map_or_else(Vec::new, |b| {
+            walls.iter().map(|w| (w - b).max(0.0)).collect()
+        }),
+        baseline_secs,
+        traced_secs: baseline_secs.map(|b| (traced_wall - b).max(0.0)),
+        cpu_share: median(&shares),
+        kernel_speed: ctx.kernel_speed,
+        trace_rate,
+        rate_coverage,
+        trace_wall_rate: rate.map(|r| r.seed_flops_per_sec()).filter(|&r| r > 0.0),
+        removed_secs: ctx.compensate.then_some(removed),
+        predicted: Predictions {
+            secs,
+            kernel_secs,
+            trace_secs,
+            other_compensation_secs,
+            compute_only_secs,
+            comm_only_secs,
+        },
+    })
+}
+
+/// `cfg` on a network that costs nothing: no latency (`smpi/lat-factor` 0), a bandwidth a
+/// million times the link's, and no per-call overheads (`smpi/os`, `smpi/or`, `smpi/ois`).
+fn free_network(cfg: &ReplayConfig) -> ReplayConfig {
+    let mut c = cfg.clone();
+    for item in [
+        "smpi/lat-factor:0:0",
+        "smpi/bw-factor:0:1e6",
+        "smpi/os:0:0:0",
+        "smpi/or:0:0:0",
+        "smpi/ois:0:0:0",
+    ] {
+        c.set(item).expect("valid setting");
+    }
+    c
+}
+
+/// Replays `traces` on `platform` with ranks placed round-robin on the hosts of `hostfile`,
+/// the bursts compensated for the tracer's overhead when `compensate`. Returns the simulated
+/// time and the mean compute time removed per rank, seconds.
+fn replay(
+    platform: &Platform,
+    hostfile: &Path,
+    np: usize,
+    traces: &TraceSource,
+    meta: &TraceMeta,
+    cfg: &ReplayConfig,
+    compensate: bool,
+) -> Result<(f64, f64), ValidateError> {
+    let dep = deployment::from_hostfile(hostfile, platform, Some(np))
+        .map_err(|e| ValidateError::Deployment(Box::new(e)))?;
+    let hosts: Vec<_> = dep.ranks.iter().map(|r| r.host).collect();
+    let placement: Vec<_> = (0..np).map(|i| hosts[i % hosts.len()]).collect();
+    let compensated = compensate.then(|| CompensatedTrace::new(traces, meta));
+    let set: &dyn TraceSet = match &compensated {
+        Some(c) => c,
+        None => traces,
+    };
+    let sim = Simulation::new(platform, &placement, set, cfg.clone())?;
+    let report = sim.run(&mut NoObserver)?;
+    let removed = compensated.map_or(0.0, |c| {
+        let a = c.accounts();
+        a.iter().map(|a| a.removed_secs).sum::<f64>() / a.len().max(1) as f64
+    });
+    Ok((report.simulated_time_secs, removed))
+}
+
+fn mode_name(mode: &Mode, cores: bool) -> String {
+    match mode {
+        Mode::Regular => "regular".into(),
+        Mode::Folding {
+            ranks_per_core,
+            cores: c,
+        } if cores => format!(
+            "folded x{ranks_per_core} on {c} core{}",
+            if *c == 1 { "" } else { "s" }
+        ),
+        Mode::Folding { ranks_per_core, .. } => format!("folded x{ranks_per_core}"),
+        Mode::Scattered { .. } => "scattered".into(),
+    }
+}
+
+/// `xml` with every `speed="..."` attribute set to `flops_per_sec` (the platforms written by
+/// `timeless calibrate network` have no other `speed` attribute).
+fn with_host_speed(xml: &str, flops_per_sec: f64) -> String {
+    let mut out = String::with_capacity(xml.len());
+    let mut rest = xml;
+    while let Some(i) = rest.find("speed=\"") {
+        let value_start = i + "speed=\"".len();
+        out.push_str(&rest[..value_start]);
+        out.push_str(&format!("{flops_per_sec:e}f"));
+        let end = rest[value_start..]
+            .find('"')
+            .map_or(rest.len(), |j| value_start + j);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_speed_is_replaced() {
+        let xml = r#"<host id="a" speed="1e9f" core="2"/><host id="b" speed="2Gf"/>"#;
+        assert_eq!(
+            with_host_speed(xml, 3.5e9),
+            r#"<host id="a" speed="3.5e9f" core="2"/><host id="b" speed="3.5e9f"/>"#
+        );
+    }
+}
