@@ -100,6 +100,8 @@ enum Sink {
 pub struct Timeline {
     sink: Sink,
     error: Option<std::io::Error>,
+    /// Multi-job replay: each job's first replay rank and size (Perfetto: one process each).
+    jobs: Vec<(u32, u32)>,
 }
 
 impl Timeline {
@@ -131,13 +133,45 @@ impl Timeline {
                 ))
             }
         };
-        Ok(Timeline { sink, error: None })
+        Ok(Timeline {
+            sink,
+            error: None,
+            jobs: Vec::new(),
+        })
+    }
+
+    /// A multi-job replay: Perfetto shows job j as process j, named after the job, whose
+    /// threads are the job's ranks (CSV keeps replay ranks).
+    pub fn set_jobs(&mut self, jobs: &[(String, u32, u32)]) {
+        self.jobs = jobs.iter().map(|&(_, first, n)| (first, n)).collect();
+        if let Sink::Perfetto { w, first } = &mut self.sink {
+            for (pid, (name, _, _)) in jobs.iter().enumerate() {
+                let sep = if *first { "" } else { ",\n" };
+                *first = false;
+                let name = serde_json::to_string(&format!("job {name}")).unwrap_or_default();
+                if let Err(e) = write!(
+                    w,
+                    "{sep}{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{pid},\"args\":{{\"name\":{name}}}}}"
+                ) {
+                    self.error = Some(e);
+                }
+            }
+        }
+    }
+
+    /// Perfetto process and thread of replay rank `rank`: (job, rank in the job), or (0, rank).
+    fn pid_tid(&self, rank: u32) -> (usize, u32) {
+        self.jobs
+            .iter()
+            .position(|&(first, n)| rank >= first && rank < first + n)
+            .map_or((0, rank), |j| (j, rank - self.jobs[j].0))
     }
 
     fn record(&mut self, rank: u32, kw: &str, line: u64, start: f64, end: f64) {
         if self.error.is_some() {
             return;
         }
+        let (pid, tid) = self.pid_tid(rank);
         let r = match &mut self.sink {
             Sink::Perfetto { w, first } => {
                 let sep = if *first { "" } else { ",\n" };
@@ -145,7 +179,7 @@ impl Timeline {
                 // Chrome trace events: complete events ("X") in microseconds, one thread per rank.
                 write!(
                     w,
-                    "{sep}{{\"name\":\"{kw}\",\"ph\":\"X\",\"pid\":0,\"tid\":{rank},\"ts\":{:.6},\"dur\":{:.6},\"args\":{{\"line\":{line}}}}}",
+                    "{sep}{{\"name\":\"{kw}\",\"ph\":\"X\",\"pid\":{pid},\"tid\":{tid},\"ts\":{:.6},\"dur\":{:.6},\"args\":{{\"line\":{line}}}}}",
                     start * 1e6,
                     (end - start) * 1e6
                 )
@@ -258,4 +292,61 @@ pub fn with_member(object_json: &str, key: &str, value_json: &str) -> String {
         .unwrap_or(object_json)
         .trim_end();
     format!("{body},\n  \"{key}\": {value_json}\n}}\n")
+}
+
+/// The jobs table of a multi-job replay (empty string for one job): per job its ranks, start
+/// (after its delay), end, time, time alone and slowdown.
+pub fn jobs_text(jobs: &[timeless_run::JobOutcome]) -> String {
+    if jobs.is_empty() {
+        return String::new();
+    }
+    let mut t = String::from(
+        "Jobs (rank: replay ranks above):\n  job        rank       start (s)        end (s)       time (s)      alone (s)  slowdown\n",
+    );
+    for j in jobs {
+        let r = &j.report;
+        let alone = j.alone_secs.map_or("-".to_string(), |a| format!("{a:.9}"));
+        let slow = j.slowdown().map_or("-".to_string(), |s| format!("{s:.4}"));
+        let ranks = if r.ranks == 1 {
+            r.first_rank.to_string()
+        } else {
+            format!("{}-{}", r.first_rank, r.first_rank + r.ranks - 1)
+        };
+        t.push_str(&format!(
+            "  {:<10} {:>6} {:>14.9} {:>14.9} {:>14.9} {:>14} {:>9}{}\n",
+            r.name,
+            ranks,
+            r.start_secs,
+            r.end_secs,
+            r.time_secs,
+            alone,
+            slow,
+            if j.compensated { "  (compensated)" } else { "" }
+        ));
+    }
+    t
+}
+
+/// The `jobs` member of the JSON report: an array of objects with `name`, `first_rank`,
+/// `ranks`, `start_s`, `end_s`, `time_s`, `alone_s` (null without baselines), `slowdown`,
+/// `compensated`.
+pub fn jobs_json(jobs: &[timeless_run::JobOutcome]) -> String {
+    let v: Vec<serde_json::Value> = jobs
+        .iter()
+        .map(|j| {
+            let r = &j.report;
+            serde_json::json!({
+                "name": r.name,
+                "first_rank": r.first_rank,
+                "ranks": r.ranks,
+                "start_s": r.start_secs,
+                "end_s": r.end_secs,
+                "time_s": r.time_secs,
+                "alone_s": j.alone_secs,
+                "slowdown": j.slowdown(),
+                "compensated": j.compensated,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(v).to_string()
 }

@@ -84,6 +84,12 @@ pub struct SimulateArgs {
     /// takes (default: `profile.db` next to the trace, when there is one).
     #[arg(long, value_name = "DB", requires = "profile")]
     pub profile_names: Option<PathBuf>,
+    /// Several jobs on the platform at once: a SimGrid `replay_multiple` description file, one
+    /// line per job: `instance_id trace_list ranks [delay_flops]`. `--deployment` is then a
+    /// multi-job deployment (actor arguments `instance rank trace [delay]`), `--hostfile` places
+    /// the jobs' ranks in order. Reports each job's time and its slowdown against running alone.
+    #[arg(long, value_name = "DESCRIPTION", conflicts_with_all = ["trace", "np", "profile"])]
+    pub jobs: Option<PathBuf>,
 }
 
 /// The bundled example: a trace of validation/programs/ring on the seed's Figure 5 cluster.
@@ -101,6 +107,7 @@ fn bundled(name: &str) -> PathBuf {
 struct Cli {
     timeline: Option<PathBuf>,
     progress: Option<Progress>,
+    jobs: Vec<(String, u32, u32)>,
 }
 
 impl Frontend for Cli {
@@ -110,10 +117,18 @@ impl Frontend for Cli {
 
     fn observer(&mut self) -> Result<&mut dyn Observer, FrontendError> {
         let timeline = match &self.timeline {
-            Some(p) => Some(Timeline::create(p)?),
+            Some(p) => {
+                let mut t = Timeline::create(p)?;
+                t.set_jobs(&self.jobs);
+                Some(t)
+            }
             None => None,
         };
         Ok(self.progress.insert(Progress::new(timeline)))
+    }
+
+    fn jobs(&mut self, jobs: &[(String, u32, u32)]) {
+        self.jobs = jobs.to_vec();
     }
 }
 
@@ -129,6 +144,7 @@ pub(crate) fn failure(e: SimulateError) -> Failure {
 /// Runs `timeless simulate`.
 pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     let defaults = args.trace.is_none()
+        && args.jobs.is_none()
         && args.platform.is_none()
         && args.deployment.is_none()
         && args.hostfile.is_none();
@@ -147,6 +163,7 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     let mut cli = Cli {
         timeline: args.timeline.clone(),
         progress: None,
+        jobs: Vec::new(),
     };
     let result = simulate(&config, &mut cli);
     let timeline = cli.progress.and_then(Progress::finish);
@@ -159,19 +176,27 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     }
     let out = match args.format {
         Format::Text => {
-            let mut t = output::text(&outcome.report)
-                + &crate::compensate::burst_text(&outcome.compensation);
+            let mut t = output::text(&outcome.report);
+            if outcome.jobs.is_empty() {
+                // Jobs say in their table whether they were compensated.
+                t += &crate::compensate::burst_text(&outcome.compensation);
+            }
             for c in &outcome.what_if {
                 t.push_str(&format!("What-if: {c}\n"));
             }
-            t
+            t + &output::jobs_text(&outcome.jobs)
         }
         Format::Json => {
             let j = crate::compensate::burst_json(
                 &output::json(&outcome.report),
                 &outcome.compensation,
             );
-            output::with_what_if(&j, &outcome.what_if)
+            let j = output::with_what_if(&j, &outcome.what_if);
+            if outcome.jobs.is_empty() {
+                j
+            } else {
+                output::with_member(&j, "jobs", &output::jobs_json(&outcome.jobs))
+            }
         }
     };
     use std::io::Write;
@@ -204,5 +229,6 @@ fn config(args: &SimulateArgs) -> SimulateConfig {
     };
     c.profile = args.profile.clone();
     c.profile_names = args.profile_names.clone();
+    c.jobs = args.jobs.clone();
     c
 }

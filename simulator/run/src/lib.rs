@@ -84,6 +84,13 @@ pub struct SimulateConfig {
     /// A measured profile whose communicator names the simulated profile takes (default:
     /// `profile.db` next to the trace, when there is one).
     pub profile_names: Option<PathBuf>,
+    /// Several jobs at once: a SimGrid `replay_multiple` description file
+    /// (`instance_id trace_list ranks [delay_flops]` per line) instead of `trace`; `deployment`
+    /// is then a multi-job deployment and `hostfile` places the jobs' ranks in order
+    /// (`timeless_replay::jobs::description`).
+    pub jobs: Option<PathBuf>,
+    /// With `jobs`: also replay each job alone on its hosts, for its slowdown.
+    pub job_baselines: bool,
 }
 
 impl SimulateConfig {
@@ -114,6 +121,8 @@ impl Default for SimulateConfig {
             what_if: WhatIf::default(),
             profile: None,
             profile_names: None,
+            jobs: None,
+            job_baselines: true,
         }
     }
 }
@@ -131,6 +140,33 @@ pub trait Frontend {
     /// Whatever keeps the observer from being created; [`simulate`] returns it as
     /// [`SimulateError::Frontend`] (bad input).
     fn observer(&mut self) -> Result<&mut dyn Observer, FrontendError>;
+
+    /// In a multi-job replay, the jobs before the observer is asked for: name, first replay
+    /// rank and number of ranks of each (a timeline shows one process per job).
+    fn jobs(&mut self, jobs: &[(String, u32, u32)]) {
+        let _ = jobs;
+    }
+}
+
+/// One job of a multi-job replay ([`SimulateConfig::jobs`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct JobOutcome {
+    /// Its time, start and end in the shared run, and its ranks (`Report::ranks` indices).
+    pub report: timeless_replay::JobReport,
+    /// Its time replayed alone on the same hosts with the same delay, in seconds (when
+    /// [`SimulateConfig::job_baselines`]).
+    pub alone_secs: Option<f64>,
+    /// Whether the tracer's overhead was removed from its bursts (`trace-meta.json` next to its
+    /// traces).
+    pub compensated: bool,
+}
+
+impl JobOutcome {
+    /// Its time in the shared run over its time alone (1: no interference).
+    pub fn slowdown(&self) -> Option<f64> {
+        self.alone_secs.map(|a| self.report.time_secs / a)
+    }
 }
 
 /// The result of [`simulate`].
@@ -145,6 +181,8 @@ pub struct Outcome {
     pub what_if: Vec<String>,
     /// Number of ranks replayed.
     pub ranks: usize,
+    /// The jobs of a multi-job replay (empty otherwise).
+    pub jobs: Vec<JobOutcome>,
 }
 
 /// What [`simulate`] and the functions of this crate can fail with.
@@ -236,6 +274,21 @@ pub enum SimulateError {
     /// The simulated profile cannot be written.
     #[error(transparent)]
     ProfileWrite(timeless_profile::StoreError),
+    /// A multi-job description or deployment is invalid.
+    #[error(transparent)]
+    Jobs(Box<timeless_replay::jobs::description::JobsError>),
+    /// An option that a multi-job replay does not take.
+    #[error("{option} cannot be used with several jobs (--jobs)")]
+    NotWithJobs {
+        /// The option.
+        option: &'static str,
+    },
+}
+
+impl From<timeless_replay::jobs::description::JobsError> for SimulateError {
+    fn from(e: timeless_replay::jobs::description::JobsError) -> Self {
+        SimulateError::Jobs(Box::new(e))
+    }
 }
 
 impl From<PlatformError> for SimulateError {
@@ -416,6 +469,9 @@ pub fn simulate(
         cfg.ideal_network();
     }
 
+    if let Some(description) = &config.jobs {
+        return simulate_jobs(config, description, &platform, cfg, frontend, what_if);
+    }
     let (traces, mut first_file, embedded) = match &config.trace {
         Some(t) => {
             let opened = open_trace(t)?;
@@ -542,6 +598,105 @@ pub fn simulate(
         compensation,
         what_if: what_if.describe(),
         ranks: placement.len(),
+        jobs: Vec::new(),
+    })
+}
+
+/// The multi-job part of [`simulate`]: jobs from `description`, placed by the deployment or
+/// hostfile, each compensated when its metadata is found, replayed together, then each alone.
+fn simulate_jobs(
+    config: &SimulateConfig,
+    description: &Path,
+    platform: &Platform,
+    cfg: ReplayConfig,
+    frontend: &mut dyn Frontend,
+    what_if: WhatIf,
+) -> Result<Outcome, SimulateError> {
+    use timeless_replay::jobs::description::{place_jobs, read_description, JobPlacement};
+    for (given, option) in [
+        (config.trace.is_some(), "a trace argument"),
+        (config.profile.is_some(), "--profile"),
+        (config.np.is_some(), "-n"),
+    ] {
+        if given {
+            return Err(SimulateError::NotWithJobs { option });
+        }
+    }
+    let specs = read_description(description)?;
+    let placement = match (&config.deployment, &config.hostfile) {
+        (Some(d), _) => JobPlacement::Deployment(d),
+        (None, Some(h)) => JobPlacement::Hostfile(h),
+        (None, None) => JobPlacement::Default,
+    };
+    let inputs = place_jobs(&specs, placement, platform)?;
+    let mut metas = Vec::with_capacity(inputs.len());
+    for input in &inputs {
+        let first = match &input.traces {
+            TraceSource::PerRank(v) => v.first().cloned(),
+            TraceSource::Shared(p) => Some(p.clone()),
+        };
+        metas.push(if config.compensation {
+            TraceMeta::find_near(None, first.as_deref())?.ok()
+        } else {
+            None
+        });
+    }
+    let compensated: Vec<Option<CompensatedTrace>> = inputs
+        .iter()
+        .zip(&metas)
+        .map(|(i, m)| m.as_ref().map(|m| CompensatedTrace::new(&i.traces, m)))
+        .collect();
+    let jobs: Vec<timeless_replay::Job> = inputs
+        .iter()
+        .zip(&compensated)
+        .map(|(i, c)| {
+            let mut job = i.job();
+            if let Some(c) = c {
+                job.traces = c;
+            }
+            job
+        })
+        .collect();
+    let mut first = 0u32;
+    let listing: Vec<(String, u32, u32)> = jobs
+        .iter()
+        .map(|j| {
+            let n = j.hosts.len() as u32;
+            first += n;
+            (j.name.clone(), first - n, n)
+        })
+        .collect();
+    frontend.jobs(&listing);
+    let mut sim = Simulation::with_jobs(platform, &jobs, cfg.clone())?;
+    sim.set_full_solve(config.full_solve);
+    let observer = frontend.observer().map_err(SimulateError::Frontend)?;
+    let report = sim.run(observer)?;
+    let alone = if config.job_baselines {
+        timeless_replay::jobs::alone_times_secs(platform, &jobs, &cfg)?
+            .into_iter()
+            .map(Some)
+            .collect()
+    } else {
+        vec![None; jobs.len()]
+    };
+    let outcomes = report
+        .jobs
+        .iter()
+        .zip(alone)
+        .zip(&compensated)
+        .map(|((r, alone_secs), c)| JobOutcome {
+            report: r.clone(),
+            alone_secs,
+            compensated: c.is_some(),
+        })
+        .collect();
+    let ranks = report.ranks.len();
+    Ok(Outcome {
+        report,
+        compensation: BurstStatus::Off,
+        what_if: what_if.describe(),
+        ranks,
+        jobs: outcomes,
     })
 }
 
