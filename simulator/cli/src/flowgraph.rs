@@ -86,7 +86,7 @@ pub fn run(args: FlowgraphArgs) -> Result<(), Failure> {
     } else {
         args.input.parent().unwrap_or(Path::new("."))
     };
-    g.callsites = crate::callsites::labels(dir).map_err(input)?;
+    g.callsites = timeless_launch::callsites::labels(dir).map_err(|e| input(e.into()))?;
     let n = g.ranks.len() as u32;
     let write = |bytes: &[u8]| {
         std::fs::write(&args.out, bytes)

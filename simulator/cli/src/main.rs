@@ -5,7 +5,6 @@
 //! deadlocked, 1 anything else (I/O on output files).
 
 mod calibrate;
-mod callsites;
 mod compensate;
 mod compress;
 mod flowgraph;

@@ -136,7 +136,9 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
         timeless_launch::trace(&config, &mut |n| eprintln!("timeless: {n}")).map_err(failure)?;
     let out = traced.out.clone();
     if args.callsites {
-        match crate::callsites::symbolise_dir(&out).map_err(Failure::Other)? {
+        match timeless_launch::callsites::symbolise_dir(&out)
+            .map_err(|e| Failure::Other(e.into()))?
+        {
             Some((n, lines)) => println!(
                 "call sites: {} ({n} sites, {lines} with a source line)",
                 out.join(timeless_trace::callsites::FILE).display()

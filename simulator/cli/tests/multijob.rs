@@ -22,10 +22,14 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1e-3)
 }
 
-/// Per job: the latest end of its ranks and its `alone` time, from `golden.txt`.
-fn golden(case: &Path) -> (Vec<(String, f64)>, Vec<(String, f64)>, f64) {
+/// (job name, seconds) per job.
+type PerJob = Vec<(String, f64)>;
+
+/// Per job: the latest end of its ranks and its `alone` time, and the makespan, from
+/// `golden.txt`.
+fn golden(case: &Path) -> (PerJob, PerJob, f64) {
     let text = std::fs::read_to_string(case.join("golden.txt")).unwrap();
-    let mut ends: Vec<(String, f64)> = Vec::new();
+    let mut ends: PerJob = Vec::new();
     let mut alone = Vec::new();
     let mut makespan = 0.0;
     for l in text.lines().filter(|l| !l.starts_with('#')) {

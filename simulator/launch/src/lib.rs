@@ -51,6 +51,7 @@
 //! assert_eq!(l.args[..2], ["-n".into(), "2".into()] as [std::ffi::OsString; 2]);
 //! ```
 
+pub mod callsites;
 pub mod host;
 pub mod line;
 pub mod speed;

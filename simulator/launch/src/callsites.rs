@@ -7,8 +7,22 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use anyhow::Context;
 use timeless_trace::callsites::{self, CallSite};
+use timeless_trace::TraceError;
+
+use crate::PathError;
+
+/// Why a call-site table could not be symbolised.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallSitesError {
+    /// The table does not parse (file:line inside).
+    #[error(transparent)]
+    Table(#[from] Box<TraceError>),
+    /// The symbolised table cannot be written back.
+    #[error(transparent)]
+    Write(#[from] PathError),
+}
 
 /// Fills function, file and line of every site of `sites` found in its module. Returns how
 /// many got a source line. The return address is looked up one byte back, inside the call
@@ -48,20 +62,27 @@ pub fn symbolise(sites: &mut [CallSite]) -> usize {
 
 /// Symbolises `dir/callsites.txt` in place; `None` when the directory has none, else the number
 /// of sites and of sites with a source line.
-pub fn symbolise_dir(dir: &Path) -> anyhow::Result<Option<(usize, usize)>> {
-    let Some(mut sites) = callsites::read_dir_table(dir)? else {
+///
+/// # Errors
+/// [`CallSitesError::Table`] for a table that does not parse, [`CallSitesError::Write`] when it
+/// cannot be written back.
+pub fn symbolise_dir(dir: &Path) -> Result<Option<(usize, usize)>, CallSitesError> {
+    let Some(mut sites) = callsites::read_dir_table(dir).map_err(Box::new)? else {
         return Ok(None);
     };
     let with_line = symbolise(&mut sites);
     let path = dir.join(callsites::FILE);
-    std::fs::write(&path, callsites::write_table(&sites))
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    std::fs::write(&path, callsites::write_table(&sites)).map_err(PathError::at("write", &path))?;
     Ok(Some((sites.len(), with_line)))
 }
 
 /// Labels of the sites of `dir/callsites.txt` by id (empty when there is none).
-pub fn labels(dir: &Path) -> anyhow::Result<std::collections::BTreeMap<u32, String>> {
-    Ok(callsites::read_dir_table(dir)?
+///
+/// # Errors
+/// The table does not parse.
+pub fn labels(dir: &Path) -> Result<std::collections::BTreeMap<u32, String>, Box<TraceError>> {
+    Ok(callsites::read_dir_table(dir)
+        .map_err(Box::new)?
         .unwrap_or_default()
         .into_iter()
         .map(|s| (s.id, s.label()))
