@@ -68,16 +68,9 @@ pub fn run(args: FlowgraphArgs) -> Result<(), Failure> {
         FlowGraphs::from_timed(&args.input).map_err(|e| input(e.into()))?
     } else {
         let opened = timeless_run::open_trace(&args.input).map_err(crate::simulate::failure)?;
-        let n = match (args.np, opened.set.ranks()) {
-            (Some(n), _) => n,
-            (None, Some(k)) => k as u32,
-            (None, None) => {
-                return Err(input(anyhow!(
-                    "{} is one file shared by all ranks: give the rank count with -n",
-                    args.input.display()
-                )))
-            }
-        };
+        let n = opened
+            .rank_count(args.np, &args.input)
+            .map_err(crate::simulate::failure)?;
         FlowGraphs::from_traces(&*opened.set, n).map_err(|e| input(e.into()))?
     };
     // Node labels name the call sites of the trace's call-site table, when it has one.

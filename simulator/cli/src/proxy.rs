@@ -65,16 +65,9 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
         }
     }
     let opened = timeless_run::open_trace(&args.trace).map_err(crate::simulate::failure)?;
-    let n = match (args.np, opened.set.ranks()) {
-        (Some(n), _) => n,
-        (None, Some(k)) => k as u32,
-        (None, None) => {
-            return Err(input(anyhow!(
-                "{} is one file shared by all ranks: give the rank count with -n",
-                args.trace.display()
-            )))
-        }
-    };
+    let n = opened
+        .rank_count(args.np, &args.trace)
+        .map_err(crate::simulate::failure)?;
     let speeds = match args.ref_speed {
         Some(s) => vec![s],
         None => {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::mpi::{root, text, timeless, MPI_JOBS};
+use common::mpi::{root, text, timeless};
 use timeless_trace::callsites::{parse_table, CallSite};
 
 fn tmp() -> PathBuf {
@@ -18,24 +18,7 @@ fn tmp() -> PathBuf {
 fn trace(program: &str, args: &[&str]) -> PathBuf {
     let exe = common::mpi::programs(&tmp()).join(program);
     let dir = tmp().join(program);
-    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut targs = vec![
-        "trace",
-        "-n",
-        "4",
-        "--ref-speed",
-        "1e9",
-        "--callsites",
-        "-o",
-        dir.to_str().unwrap(),
-        "--",
-        exe.to_str().unwrap(),
-    ];
-    targs.extend_from_slice(args);
-    let out = timeless(&targs);
-    let (o, e) = text(&out);
-    assert!(out.status.success(), "{o}{e}");
+    let o = common::mpi::trace_into(&exe, args, 4, &dir, &["--callsites"]);
     assert!(o.contains("call sites: "), "{o}");
     dir
 }

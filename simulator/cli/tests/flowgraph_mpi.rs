@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::mpi::{text, timeless, MPI_JOBS};
+use common::mpi::{text, timeless};
 
 fn tmp() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("flowgraph-mpi")
@@ -20,24 +20,7 @@ fn programs() -> &'static Path {
 fn trace(program: &str, args: &[&str], flag: &str) -> PathBuf {
     let exe = programs().join(program);
     let dir = tmp().join(format!("{program}{flag}"));
-    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
-    let _ = std::fs::remove_dir_all(&dir);
-    let mut targs = vec![
-        "trace",
-        "-n",
-        "4",
-        "--ref-speed",
-        "1e9",
-        flag,
-        "-o",
-        dir.to_str().unwrap(),
-        "--",
-        exe.to_str().unwrap(),
-    ];
-    targs.extend_from_slice(args);
-    let out = timeless(&targs);
-    let (o, e) = text(&out);
-    assert!(out.status.success(), "{o}{e}");
+    let o = common::mpi::trace_into(&exe, args, 4, &dir, &[flag]);
     assert!(o.contains("flow graph: "), "{o}");
     dir
 }

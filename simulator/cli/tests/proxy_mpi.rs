@@ -8,7 +8,7 @@ use std::process::Command;
 
 mod common;
 
-use common::mpi::{text, timeless, MPI_JOBS};
+use common::mpi::{text, timeless};
 use timeless_grammar::signature::split;
 use timeless_trace::{Action, TraceSet, TraceSource};
 
@@ -17,25 +17,7 @@ fn tmp() -> PathBuf {
 }
 
 fn trace(exe: &Path, args: &[&str], n: u32, dir: &Path) -> String {
-    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
-    let _ = std::fs::remove_dir_all(dir);
-    let n = n.to_string();
-    let mut targs = vec![
-        "trace",
-        "-n",
-        &n,
-        "--ref-speed",
-        "1e9",
-        "-o",
-        dir.to_str().unwrap(),
-        "--",
-        exe.to_str().unwrap(),
-    ];
-    targs.extend_from_slice(args);
-    let out = timeless(&targs);
-    let (o, e) = text(&out);
-    assert!(out.status.success(), "tracing {}: {o}{e}", exe.display());
-    o
+    common::mpi::trace_into(exe, args, n, dir, &[])
 }
 
 /// Every rank's calls as signatures: computation and SimGrid's no-op records left out (a

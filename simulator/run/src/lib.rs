@@ -277,6 +277,12 @@ pub enum SimulateError {
     /// A multi-job description or deployment is invalid.
     #[error(transparent)]
     Jobs(Box<timeless_replay::jobs::description::JobsError>),
+    /// A trace shared by all ranks in one file does not say how many ranks it has.
+    #[error("{} is one file shared by all ranks: give the rank count with -n", path.display())]
+    SharedNeedsRankCount {
+        /// The trace.
+        path: PathBuf,
+    },
     /// An option that a multi-job replay does not take.
     #[error("{option} cannot be used with several jobs (--jobs)")]
     NotWithJobs {
@@ -375,6 +381,22 @@ pub struct OpenedTrace {
     pub first_file: Option<PathBuf>,
     /// `trace-meta.json` bytes embedded in a compressed trace (decoded once, with the trace).
     pub embedded_meta: Option<Vec<u8>>,
+}
+
+impl OpenedTrace {
+    /// Its number of ranks: `np` when given, else as many as its list names.
+    ///
+    /// # Errors
+    /// [`SimulateError::SharedNeedsRankCount`] for a shared file without `np`.
+    pub fn rank_count(&self, np: Option<u32>, path: &Path) -> Result<u32, SimulateError> {
+        match (np, self.set.ranks()) {
+            (Some(n), _) => Ok(n),
+            (None, Some(k)) => Ok(k as u32),
+            (None, None) => Err(SimulateError::SharedNeedsRankCount {
+                path: path.to_path_buf(),
+            }),
+        }
+    }
 }
 
 /// Opens a trace argument: a compressed trace (recognised by its magic number) or a TI text

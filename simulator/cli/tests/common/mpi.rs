@@ -90,3 +90,20 @@ pub fn timeless_env(args: &[&str], env: &[(&str, &str)]) -> Output {
         .output()
         .expect("run timeless")
 }
+
+/// Traces `exe args` on `n` ranks into `dir` (removed first) with `--ref-speed 1e9` and the
+/// extra `flags`, one MPI job at a time; panics with the output if tracing fails. Returns the
+/// standard output.
+pub fn trace_into(exe: &Path, args: &[&str], n: u32, dir: &Path, flags: &[&str]) -> String {
+    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let _ = std::fs::remove_dir_all(dir);
+    let n = n.to_string();
+    let mut targs = vec!["trace", "-n", &n, "--ref-speed", "1e9"];
+    targs.extend_from_slice(flags);
+    targs.extend_from_slice(&["-o", dir.to_str().unwrap(), "--", exe.to_str().unwrap()]);
+    targs.extend_from_slice(args);
+    let out = timeless(&targs);
+    let (o, e) = text(&out);
+    assert!(out.status.success(), "tracing {}: {o}{e}", exe.display());
+    o
+}
