@@ -454,7 +454,7 @@ impl CalibrationFiles {
     /// Writes [`CalibrationFiles::files`] into `out` (created).
     ///
     /// # Errors
-    /// [`PipelineError::Create`] or [`PipelineError::Write`].
+    /// [`PipelineError::File`] naming the directory or file that cannot be created or written.
     pub fn write(&self, out: &Path) -> Result<(), PipelineError> {
         std::fs::create_dir_all(out).map_err(PathError::at("create", out))?;
         for (name, text) in &self.files {

@@ -5,7 +5,7 @@
 //! MPICH by its `--version` text ([`find_launcher`]), and starts the program with the tracer
 //! library (`libtimeless_preload.so`, [`find_preload`]) in `LD_PRELOAD`. The pieces:
 //!
-//! * [`line`]: the acquisition [`Mode`] (seed 003 §4.1) and the launcher command line with the
+//! * [`mod@line`]: the acquisition [`Mode`] (seed 003 §4.1) and the launcher command line with the
 //!   tracer's environment ([`launch_line`]), or the same launch untraced ([`untraced`]):
 //!   * **regular**: one rank per core of this machine;
 //!   * **folding** (`fold K`): K ranks per core, the run confined to ⌈N/K⌉ cores (`taskset` on

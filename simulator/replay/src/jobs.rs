@@ -8,7 +8,7 @@
 //! ranks 2-4 are B's ranks 0-2. Each trace still names its job's own ranks, so every rank field
 //! of an action read for B (peers, request keys, roots, `comm_def` members) is shifted by B's
 //! first replay rank, 2, as it is read ([`shift_ranks`]); B's `MPI_COMM_WORLD` is the
-//! communicator of replay ranks 2-4 ([`crate::comm::Comms::with_jobs`]), so B's collectives run
+//! communicator of replay ranks 2-4 (`Comms::with_jobs` in the private `comm` module), so B's collectives run
 //! over B's three ranks and B's messages never match A's. Roots of world collectives are comm
 //! ranks, which the shift turns into replay ranks and the sub-communicator path turns back.
 //!

@@ -276,7 +276,7 @@ impl Validation {
     /// Writes `validate.csv` and `validate.txt` into the output directory.
     ///
     /// # Errors
-    /// [`ValidateError::Write`].
+    /// [`ValidateError::File`] naming the file that cannot be written.
     pub fn write_tables(&self) -> Result<(), ValidateError> {
         let write = |name: &str, text: &str| {
             let path = self.out.join(name);
