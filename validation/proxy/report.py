@@ -57,8 +57,8 @@ def cases(programs, npb, ranks):
     two = [n for n in ranks if n <= 2]
     out = [
         ("ring", "validation", programs / "ring", ["100", "1000000", "10000000"], four),
-        ("stencil2d", "validation", programs / "stencil2d", ["768", "1000"], four),
-        ("wavefront", "validation", programs / "wavefront", ["128", "32", "200"], four),
+        ("stencil2d", "validation", programs / "stencil2d", ["768", "3000"], four),
+        ("wavefront", "validation", programs / "wavefront", ["128", "32", "600"], four),
         ("commsplit", "validation", programs / "commsplit", ["150000"], four),
         ("pi_mc", "validation", programs / "pi_mc", ["96", "2000000"], four),
     ]
@@ -290,7 +290,7 @@ def sizes(work, iterations=(100, 1000)):
             raise SystemExit(f"timeless proxy failed on the stencil:\n{glog}")
         bok, blog = build(d / "src")
         rows.append({"iterations": it, "actions": actions.group(1) if actions else "",
-                     "bytes": size, "builds": "yes" if bok else "no",
+                     "bytes": int(size), "builds": "yes" if bok else "no",
                      "summary": glog.strip().splitlines()[-1]})
     return rows
 
@@ -304,11 +304,26 @@ COLUMNS = ["case", "ranks", "args", "proxy_c_bytes", "builds", "mismatches", "ca
            "original_runs", "proxy_runs"]
 
 
-def write_csv(path, rows):
+def write_csv(path, rows, columns=COLUMNS):
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
+        w = csv.DictWriter(f, fieldnames=columns)
         w.writeheader()
         w.writerows(rows)
+
+
+def read_csv(path):
+    if not Path(path).exists():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def merge(old, new):
+    """old rows with those of new's (case, ranks) replaced, new ones appended."""
+    key = lambda r: (r["case"], str(r["ranks"]))
+    fresh = {key(r): r for r in new}
+    out = [fresh.pop(key(r), r) for r in old]
+    return out + [r for r in new if key(r) in fresh]
 
 
 def git_commit():
@@ -410,7 +425,10 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated case names (default: all)")
     ap.add_argument("--findings", type=Path, help="Markdown paragraph(s) for PROXY.md")
-    ap.add_argument("--no-size", action="store_true", help="skip the stencil size table")
+    ap.add_argument("--no-size", action="store_true",
+                    help="skip the stencil size measurement (table from OUT/proxy-size.csv)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep OUT/proxy.csv's other rows, replace those of the cases run")
     a = ap.parse_args()
     if not TIMELESS.exists():
         raise SystemExit(f"{TIMELESS} missing: cargo build --release -p timeless -p timeless-preload")
@@ -420,7 +438,13 @@ def main():
         if rc != 0:
             raise SystemExit(log)
     ranks = [int(x) for x in a.ranks.split(",")]
-    size_rows = [] if a.no_size else sizes(a.work)
+    size_csv = a.out / "proxy-size.csv"
+    if a.no_size:
+        size_rows = [dict(r, bytes=int(r["bytes"])) for r in read_csv(size_csv)]
+    else:
+        size_rows = sizes(a.work)
+        write_csv(size_csv, size_rows, ["iterations", "actions", "bytes", "builds", "summary"])
+    old = read_csv(a.out / "proxy.csv") if a.merge else []
     only = set(filter(None, a.only.split(",")))
     rows = []
     # Every case at the smallest rank count first, so that an interrupted run has those.
@@ -429,13 +453,13 @@ def main():
             if (only and name not in only) or n not in nr:
                 continue
             rows.append(one_case(name, exe, args, n, a.work, a.reps))
-            write_csv(a.out / "proxy.csv", rows)
+            write_csv(a.out / "proxy.csv", merge(old, rows))
             print("  " + ", ".join(f"{k}={v}" for k, v in rows[-1].items()), file=sys.stderr)
     meta = {"date": datetime.date.today().isoformat(), "commit": git_commit(),
             "npb": a.npb_origin or (str(a.npb) if a.npb else "not run"), "machine": machine(),
             "mpi": mpi_version(), "reps": a.reps}
     findings = a.findings.read_text() if a.findings else "(none written)"
-    render(a.out, size_rows, rows, meta, findings)
+    render(a.out, size_rows, merge(old, rows), meta, findings)
 
 
 if __name__ == "__main__":
