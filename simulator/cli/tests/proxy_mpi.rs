@@ -8,7 +8,7 @@ use std::process::Command;
 
 mod common;
 
-use common::mpi::{text, timeless};
+use common::mpi::{text, timeless, MPI_JOBS};
 use timeless_grammar::signature::split;
 use timeless_trace::{Action, TraceSet, TraceSource};
 
