@@ -62,6 +62,31 @@ fn calls(list: &Path, n: u32) -> Vec<Vec<Vec<u8>>> {
         .collect()
 }
 
+/// `timeless proxy TRACE -o SRC`, then `make -C SRC` with `-Werror`: panics with the output if
+/// either fails.
+fn build_proxy(trace: &Path, src: &Path) {
+    let out = timeless(&[
+        "proxy",
+        trace.to_str().unwrap(),
+        "-o",
+        src.to_str().unwrap(),
+    ]);
+    let (o, e) = text(&out);
+    assert!(out.status.success(), "{}: {o}{e}", trace.display());
+    let make = Command::new("make")
+        .arg("-C")
+        .arg(src)
+        .arg("CFLAGS=-O2 -Wall -Wextra -Werror")
+        .output()
+        .unwrap();
+    let (mo, me) = text(&make);
+    assert!(
+        make.status.success(),
+        "{}: proxy build: {mo}{me}",
+        trace.display()
+    );
+}
+
 #[test]
 fn proxies_repeat_the_calls_of_the_original() {
     if !common::mpi::have_mpi("proxy") {
@@ -83,25 +108,7 @@ fn proxies_repeat_the_calls_of_the_original() {
             let original = base.join("original");
             trace(&programs.join(program), args, n, &original);
             let src = base.join("src");
-            let out = timeless(&[
-                "proxy",
-                original.join("trace-list.txt").to_str().unwrap(),
-                "-o",
-                src.to_str().unwrap(),
-            ]);
-            let (o, e) = text(&out);
-            assert!(out.status.success(), "{program} {n}: {o}{e}");
-            let make = Command::new("make")
-                .arg("-C")
-                .arg(&src)
-                .arg("CFLAGS=-O2 -Wall -Wextra -Werror")
-                .output()
-                .unwrap();
-            let (mo, me) = text(&make);
-            assert!(
-                make.status.success(),
-                "{program} {n}: proxy build: {mo}{me}"
-            );
+            build_proxy(&original.join("trace-list.txt"), &src);
             let replayed = base.join("proxy-trace");
             let log = trace(&src.join("proxy"), &[], n, &replayed);
             assert!(
@@ -159,17 +166,7 @@ fn a_receive_smaller_than_posted_is_no_mismatch() {
     )
     .unwrap();
     let src = base.join("src");
-    let out = timeless(&["proxy", list.to_str().unwrap(), "-o", src.to_str().unwrap()]);
-    let (o, e) = text(&out);
-    assert!(out.status.success(), "{o}{e}");
-    let make = Command::new("make")
-        .arg("-C")
-        .arg(&src)
-        .arg("CFLAGS=-O2 -Wall -Wextra -Werror")
-        .output()
-        .unwrap();
-    let (mo, me) = text(&make);
-    assert!(make.status.success(), "proxy build: {mo}{me}");
+    build_proxy(&list, &src);
     let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
     let run = Command::new("mpirun")
         .args(["--oversubscribe", "-n", "2"])
