@@ -42,63 +42,110 @@ pub struct Terminal {
     pub test_succeeded: bool,
 }
 
-/// For each event of a rank, whether it is an `isend`/`irecv` whose request nothing in the
-/// trace completes. Requests are paired with `wait`/`test` by `(src, dst, tag)`, oldest first,
-/// as SimGrid's replay pairs them; `waitall` completes every pending request.
-fn freed_requests(events: &[timeless_trace::Event], rank: Rank) -> Vec<bool> {
-    use std::collections::VecDeque;
-    use timeless_trace::RequestKey;
-    let mut freed = vec![false; events.len()];
-    let mut pending: HashMap<(Rank, Rank, i32), VecDeque<usize>> = HashMap::default();
-    let mut order: Vec<usize> = Vec::new();
-    let mut done = vec![false; events.len()];
-    for (i, ev) in events.iter().enumerate() {
-        match ev.action {
+/// What the proxy needs to know about a rank's requests before it emits their calls, gathered
+/// in a first pass over the rank's events (one byte per event, plus the pending requests).
+///
+/// * `freed[i]`: event i is an `isend`/`irecv` whose request nothing in the trace completes.
+///   Requests are paired with `wait` by `(src, dst, tag)`, oldest first, as SimGrid's replay
+///   pairs them; `wait` with no key takes the oldest pending request; `waitall` completes every
+///   pending request; a `test` completes nothing by itself (the tracer writes a successful
+///   test's `wait` right after it).
+/// * `test_succeeded[i]`: event i is a `test` immediately followed by the `wait` of its key on
+///   the same communicator, which is how the tracer writes a test that found its request done.
+#[derive(Debug, Default)]
+struct RequestFlags {
+    rank: Rank,
+    posted: Vec<bool>,
+    done: Vec<bool>,
+    test_succeeded: Vec<bool>,
+    pending: HashMap<(Rank, Rank, i32), std::collections::VecDeque<usize>>,
+    order: std::collections::VecDeque<usize>,
+    last: Option<(timeless_trace::RequestKey, CommId)>,
+}
+
+impl RequestFlags {
+    fn new(rank: Rank) -> Self {
+        RequestFlags {
+            rank,
+            ..RequestFlags::default()
+        }
+    }
+
+    /// Event `i` (the next one) is `action` on communicator `comm`.
+    fn observe(&mut self, action: &Action, comm: CommId) {
+        use timeless_trace::RequestKey;
+        let i = self.posted.len();
+        self.posted.push(false);
+        self.done.push(false);
+        self.test_succeeded.push(false);
+        if let (Some((k, c)), Action::Wait(w)) = (self.last, action) {
+            if k == *w && c == comm {
+                self.test_succeeded[i - 1] = true;
+            }
+        }
+        self.last = match action {
+            Action::Test(k) => Some((*k, comm)),
+            _ => None,
+        };
+        let key = match *action {
             Action::Send {
                 dst,
                 tag,
                 blocking: false,
                 ..
-            } => {
-                pending.entry((rank, dst, tag)).or_default().push_back(i);
-                order.push(i);
-            }
+            } => Some((self.rank, dst, tag)),
             Action::Recv {
                 src,
                 tag,
                 blocking: false,
                 ..
-            } => {
-                pending.entry((src, rank, tag)).or_default().push_back(i);
-                order.push(i);
-            }
+            } => Some((src, self.rank, tag)),
+            _ => None,
+        };
+        if let Some(key) = key {
+            self.posted[i] = true;
+            self.pending.entry(key).or_default().push_back(i);
+            self.order.push_back(i);
+            return;
+        }
+        match *action {
             Action::Wait(RequestKey::Key { src, dst, tag }) => {
-                if let Some(j) = pending
+                if let Some(j) = self
+                    .pending
                     .get_mut(&(src, dst, tag))
-                    .and_then(VecDeque::pop_front)
+                    .and_then(std::collections::VecDeque::pop_front)
                 {
-                    done[j] = true;
+                    self.done[j] = true;
                 }
             }
             Action::Wait(RequestKey::Oldest) => {
-                if let Some(&j) = order.iter().find(|&&j| !done[j]) {
-                    done[j] = true;
+                while self.order.front().is_some_and(|&j| self.done[j]) {
+                    self.order.pop_front();
+                }
+                if let Some(j) = self.order.pop_front() {
+                    self.done[j] = true;
                 }
             }
             Action::WaitAll => {
-                for &j in &order {
-                    done[j] = true;
+                for &j in &self.order {
+                    self.done[j] = true;
                 }
-                order.clear();
-                pending.clear();
+                self.order.clear();
+                self.pending.clear();
             }
             _ => {}
         }
     }
-    for j in order {
-        freed[j] = !done[j];
+
+    /// Per event: (freed, test succeeded).
+    fn finish(self) -> Vec<(bool, bool)> {
+        self.posted
+            .iter()
+            .zip(&self.done)
+            .zip(&self.test_succeeded)
+            .map(|((&p, &d), &t)| (p && !d, t))
+            .collect()
     }
-    freed
 }
 
 /// Ranks sharing one grammar and the same computation per site.
@@ -308,20 +355,17 @@ pub fn build(
         let mut gap = 0.0;
         let mut default_double = false;
         let mut comm_sizes: HashMap<CommId, u64> = HashMap::default();
-        let mut events = Vec::new();
+        // First pass: which requests the trace never completes, which tests succeeded.
+        let mut flags = RequestFlags::new(r);
         while let Some(ev) = stream.next_event()? {
-            events.push(ev);
+            flags.observe(&ev.action, ev.comm);
         }
-        let freed = freed_requests(&events, r);
-        let succeeded: Vec<bool> = (0..events.len())
-            .map(|i| match (&events[i].action, events.get(i + 1)) {
-                (Action::Test(k), Some(next)) => {
-                    next.action == Action::Wait(*k) && next.comm == events[i].comm
-                }
-                _ => false,
-            })
-            .collect();
-        for ((ev, freed), test_succeeded) in events.into_iter().zip(freed).zip(succeeded) {
+        let flags = flags.finish();
+        let mut stream = traces.open_stream(r, nranks)?;
+        let mut index = 0;
+        while let Some(ev) = stream.next_event()? {
+            let (freed, test_succeeded) = flags.get(index).copied().unwrap_or_default();
+            index += 1;
             match &ev.action {
                 Action::Compute { flops } => {
                     gap += flops / speed;
@@ -499,9 +543,45 @@ mod tests {
             ev(Action::WaitAll),
             ev(isend(2, 7)), // left at the end: freed
         ];
+        let mut flags = RequestFlags::new(0);
+        for e in &events {
+            flags.observe(&e.action, e.comm);
+        }
+        let freed: Vec<bool> = flags.finish().iter().map(|f| f.0).collect();
+        assert_eq!(freed, [false, false, false, false, false, true]);
+
+        // Two polls of a receive: the tracer writes the second, successful one right before the
+        // request's wait; a wait after other calls does not make an earlier test succeed.
+        let key = RequestKey::Key {
+            src: 1,
+            dst: 0,
+            tag: 5,
+        };
+        let irecv = Action::Recv {
+            src: 1,
+            tag: 5,
+            count: timeless_trace::RecvCount::Count(8),
+            dt: None,
+            blocking: false,
+        };
+        let events = [
+            ev(irecv.clone()),
+            ev(Action::Test(key)),
+            ev(Action::Test(key)),
+            ev(Action::Wait(key)),
+            ev(irecv),
+            ev(Action::Test(key)),
+            ev(Action::Barrier),
+            ev(Action::Wait(key)),
+        ];
+        let mut flags = RequestFlags::new(0);
+        for e in &events {
+            flags.observe(&e.action, e.comm);
+        }
+        let succeeded: Vec<bool> = flags.finish().iter().map(|f| f.1).collect();
         assert_eq!(
-            freed_requests(&events, 0),
-            [false, false, false, false, false, true]
+            succeeded,
+            [false, false, true, false, false, false, false, false]
         );
     }
 
