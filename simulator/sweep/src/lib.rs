@@ -610,3 +610,35 @@ fn summarize(
         db,
     }
 }
+
+/// The summary as text: counts, the best point of each trace, each axis's sensitivity.
+pub fn summary_text(s: &Summary) -> String {
+    let mut t = format!(
+        "Points: {} ({} run now, {} already done, {} failed)\nResults: {}, {}\n",
+        s.total,
+        s.ran,
+        s.skipped,
+        s.failed.len(),
+        s.csv.display(),
+        s.db.display()
+    );
+    if !s.best.is_empty() {
+        t.push_str("\nBest point per trace:\n");
+        for (trace, b) in &s.best {
+            t.push_str(&format!("  {trace}: {:.12} s  {}\n", b.simulated_secs, b.key));
+        }
+    }
+    if !s.sensitivity.is_empty() {
+        t.push_str("\nSensitivity ((max - min) / min, other axes at the first point's values):\n");
+        for x in &s.sensitivity {
+            let rel = x
+                .relative
+                .map_or_else(|| "-".to_string(), |r| format!("{:.2} %", 100.0 * r));
+            t.push_str(&format!("  {:<32} {:<40} {rel}\n", x.axis, x.trace));
+        }
+    }
+    for (k, e) in &s.failed {
+        t.push_str(&format!("failed: {k}: {e}\n"));
+    }
+    t
+}
