@@ -62,7 +62,11 @@ fn killed_sweep_resumes_where_it_stopped() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{stdout}{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let want = format!(
         "Points: 600 ({} run now, {before} already done, 0 failed)",
         600 - before

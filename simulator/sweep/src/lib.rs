@@ -406,6 +406,11 @@ impl Sinks {
             path: self.csv_path.clone(),
             source,
         })?;
+        self.insert(spec, point, r)
+    }
+
+    /// Inserts (or replaces) a point's row in the database.
+    fn insert(&mut self, spec: &Spec, point: &Point, r: &PointResult) -> Result<(), SweepError> {
         let db_err = |source| SweepError::Db {
             path: self.db_path.clone(),
             source,
@@ -489,12 +494,15 @@ pub fn run(
         .append(true)
         .open(&csv_path)
         .map_err(write_err)?;
-    let mut csv = csv::WriterBuilder::new().has_headers(false).from_writer(file);
+    let mut csv = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(file);
     if fresh {
-        csv.write_record(&header).map_err(|source| SweepError::Csv {
-            path: csv_path.clone(),
-            source,
-        })?;
+        csv.write_record(&header)
+            .map_err(|source| SweepError::Csv {
+                path: csv_path.clone(),
+                source,
+            })?;
         csv.flush().map_err(write_err)?;
     }
     let sinks = Mutex::new(Sinks {
@@ -503,6 +511,30 @@ pub fn run(
         csv_path: csv_path.clone(),
         db_path: db_path.clone(),
     });
+
+    // A sweep killed between its CSV and database writes: the CSV is the reference.
+    {
+        let mut s = sinks.lock().unwrap_or_else(|e| e.into_inner());
+        let mut in_db = HashSet::new();
+        {
+            let db_err = |source| SweepError::Db {
+                path: db_path.clone(),
+                source,
+            };
+            let mut q = s.db.prepare("SELECT key FROM points").map_err(db_err)?;
+            let rows = q.query_map([], |r| r.get::<_, String>(0)).map_err(db_err)?;
+            for k in rows {
+                in_db.insert(k.map_err(db_err)?);
+            }
+        }
+        for p in &all {
+            if let Some(r) = done.get(&p.key) {
+                if !in_db.contains(&p.key) {
+                    s.insert(spec, p, r)?;
+                }
+            }
+        }
+    }
 
     progress.start(all.len(), skipped);
     let mut pool = rayon::ThreadPoolBuilder::new();
@@ -535,7 +567,9 @@ pub fn run(
             Err(e) => failed.push((p.key.clone(), e)),
         }
     }
-    Ok(summarize(spec, &all, done, skipped, ran, failed, csv_path, db_path))
+    Ok(summarize(
+        spec, &all, done, skipped, ran, failed, csv_path, db_path,
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -577,12 +611,9 @@ fn summarize(
                         .all(|(j, (v, b))| j == ai || v == b)
                 })
                 .filter_map(|p| {
-                    by_key.get(p.key.as_str()).map(|r| {
-                        (
-                            p.values[ai].clone().unwrap_or_default(),
-                            r.simulated_secs,
-                        )
-                    })
+                    by_key
+                        .get(p.key.as_str())
+                        .map(|r| (p.values[ai].clone().unwrap_or_default(), r.simulated_secs))
                 })
                 .collect();
             let relative = (series.len() >= 2).then(|| {
@@ -625,7 +656,10 @@ pub fn summary_text(s: &Summary) -> String {
     if !s.best.is_empty() {
         t.push_str("\nBest point per trace:\n");
         for (trace, b) in &s.best {
-            t.push_str(&format!("  {trace}: {:.12} s  {}\n", b.simulated_secs, b.key));
+            t.push_str(&format!(
+                "  {trace}: {:.12} s  {}\n",
+                b.simulated_secs, b.key
+            ));
         }
     }
     if !s.sensitivity.is_empty() {

@@ -275,7 +275,10 @@ impl Spec {
             Some("product") => Mode::Product,
             None | Some("points") => {
                 if raw.point.is_empty() {
-                    return Err(bad("mode", "is \"points\" but there is no [[point]]".into()));
+                    return Err(bad(
+                        "mode",
+                        "is \"points\" but there is no [[point]]".into(),
+                    ));
                 }
                 // Axes named only by points join the list, in order of appearance.
                 for (i, p) in raw.point.iter().enumerate() {
@@ -316,7 +319,10 @@ impl Spec {
                         row.push(v);
                     }
                     if !keys.insert(row.clone()) {
-                        return Err(bad(&format!("point[{i}]"), "repeats an earlier point".into()));
+                        return Err(bad(
+                            &format!("point[{i}]"),
+                            "repeats an earlier point".into(),
+                        ));
                     }
                     points.push(row);
                 }
@@ -331,11 +337,17 @@ impl Spec {
         };
         if mode == Mode::Product {
             if !raw.point.is_empty() {
-                return Err(bad("point", "[[point]] tables need mode = \"points\"".into()));
+                return Err(bad(
+                    "point",
+                    "[[point]] tables need mode = \"points\"".into(),
+                ));
             }
             for (i, a) in axes.iter().enumerate() {
                 if a.values.is_empty() {
-                    return Err(bad(&format!("axis[{i}].values ({})", a.name), "is empty".into()));
+                    return Err(bad(
+                        &format!("axis[{i}].values ({})", a.name),
+                        "is empty".into(),
+                    ));
                 }
             }
         }

@@ -96,6 +96,17 @@ fn sweep_equals_single_runs_and_resumes() {
         f.write_all(b"traces/ring4/ring.txt|scale-bandwidth=2|scale-lat")
             .unwrap();
     }
+    // A kill between the CSV and the database write: the rerun puts the row back.
+    {
+        let db = rusqlite::Connection::open(dir.path().join("results.db")).unwrap();
+        let gone = db
+            .execute(
+                "DELETE FROM points WHERE key = ?1",
+                ["traces/ring4/ring.txt|scale-bandwidth=0.5|scale-latency=0.5"],
+            )
+            .unwrap();
+        assert_eq!(gone, 1);
+    }
     // The rerun runs only the 11 missing points.
     opts.max_points = None;
     let s = run(&spec, dir.path(), &opts, &NoProgress).unwrap();
@@ -177,7 +188,10 @@ fn bad_spec_names_file_and_key() {
     assert!(e.to_string().contains("scale-latency"), "{e}");
 
     let e = Spec::parse("platfrom = \"p.xml\"\ntraces = [\"t\"]\n", file).unwrap_err();
-    assert!(matches!(&e, SweepError::Spec { key, .. } if key == "platfrom"), "{e}");
+    assert!(
+        matches!(&e, SweepError::Spec { key, .. } if key == "platfrom"),
+        "{e}"
+    );
 }
 
 #[test]
