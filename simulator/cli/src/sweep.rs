@@ -23,6 +23,9 @@ pub struct SweepArgs {
     /// Run at most this many of the pending points, then stop (rerun to continue).
     #[arg(long = "max-points")]
     pub max_points: Option<usize>,
+    /// Do not draw `plot-AXIS.svg` (predicted time vs each axis, one line per trace).
+    #[arg(long = "no-plot")]
+    pub no_plot: bool,
 }
 
 struct Bar(ProgressBar);
@@ -74,6 +77,16 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     let summary = timeless_sweep::run(&spec, &out, &options, &Bar(bar.clone())).map_err(input)?;
     bar.finish_and_clear();
     print!("{}", timeless_sweep::summary_text(&summary));
+    if !args.no_plot {
+        match crate::calibrate::plot::font() {
+            Ok(()) => {
+                for p in timeless_sweep::plot(&summary, &out).map_err(input)? {
+                    println!("Plot: {}", p.display());
+                }
+            }
+            Err(why) => eprintln!("timeless: no plots: {why}"),
+        }
+    }
     if !summary.failed.is_empty() {
         return Err(Failure::Input(anyhow::anyhow!(
             "{} point(s) failed; a rerun retries them",

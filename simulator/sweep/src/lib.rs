@@ -20,6 +20,7 @@
 //! values = ["binomial_tree", "flattree"]
 //! ```
 
+mod plot;
 mod spec;
 
 use std::collections::{HashMap, HashSet};
@@ -33,6 +34,7 @@ use rayon::prelude::*;
 use timeless_replay::{NoObserver, Observer};
 use timeless_run::{Frontend, FrontendError, SimulateConfig};
 
+pub use plot::plot;
 pub use spec::{Axis, AxisKind, Mode, Spec, Trace};
 
 /// The results file names in the results directory.
@@ -99,6 +101,14 @@ pub enum SweepError {
         /// The error.
         #[source]
         source: rusqlite::Error,
+    },
+    /// A plot cannot be drawn or written.
+    #[error("{}: cannot draw the plot: {why}", path.display())]
+    Plot {
+        /// The SVG file.
+        path: PathBuf,
+        /// Why.
+        why: String,
     },
     /// The thread pool cannot be built.
     #[error("cannot start the worker threads: {0}")]

@@ -160,6 +160,30 @@ fn sweep_equals_single_runs_and_resumes() {
             .fold(f64::INFINITY, f64::min);
         assert_eq!(b.simulated_secs, min);
     }
+    // Plots, when a font is installed (text needs one).
+    let font = [
+        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
+    ]
+    .iter()
+    .find_map(|p| std::fs::read(p).ok());
+    if let Some(bytes) = font {
+        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        let _ =
+            plotters::style::register_font("sans-serif", plotters::style::FontStyle::Normal, bytes);
+        let files = timeless_sweep::plot(&s, dir.path()).unwrap();
+        assert_eq!(
+            files,
+            vec![
+                dir.path().join("plot-scale-bandwidth.svg"),
+                dir.path().join("plot-scale-latency.svg")
+            ]
+        );
+        for f in files {
+            let svg = std::fs::read_to_string(f).unwrap();
+            assert!(svg.contains("predicted time vs") && svg.contains("commsplit4"));
+        }
+    }
     assert_eq!(s.sensitivity.len(), 4);
     for x in &s.sensitivity {
         assert_eq!(x.series.len(), 3);
