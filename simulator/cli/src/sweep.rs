@@ -1,5 +1,6 @@
 //! `timeless sweep SPEC.toml`: a parameter study (issue 17), run by `timeless-sweep`.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -76,12 +77,15 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     options.max_points = args.max_points;
     let summary = timeless_sweep::run(&spec, &out, &options, &Bar(bar.clone())).map_err(input)?;
     bar.finish_and_clear();
-    print!("{}", timeless_sweep::summary_text(&summary));
+    // A closed stdout (`| head`) is an I/O error the binary ends quietly on, not a panic.
+    let mut stdout = std::io::stdout().lock();
+    let io = |e: std::io::Error| Failure::Other(e.into());
+    write!(stdout, "{}", timeless_sweep::summary_text(&summary)).map_err(io)?;
     if !args.no_plot {
         match crate::calibrate::plot::font() {
             Ok(()) => {
                 for p in timeless_sweep::plot(&summary, &out).map_err(input)? {
-                    println!("Plot: {}", p.display());
+                    writeln!(stdout, "Plot: {}", p.display()).map_err(io)?;
                 }
             }
             Err(why) => eprintln!("timeless: no plots: {why}"),

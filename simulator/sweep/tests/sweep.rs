@@ -242,3 +242,12 @@ scale-bandwidth = 0.5
     assert_eq!(c.what_if.bandwidth, 0.5);
     assert!(c.cfg.contains(&"network/latency-factor:1.5".to_string()));
 }
+
+#[test]
+fn bundled_example_parses() {
+    let spec = Spec::from_file(&root().join("simulator/sweep/example.toml")).unwrap();
+    assert_eq!(points(&spec).len(), 2 * 3 * 3 * 2);
+    for t in &spec.traces {
+        assert!(t.path.exists(), "{}", t.path.display());
+    }
+}
