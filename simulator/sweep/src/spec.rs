@@ -11,7 +11,7 @@ use crate::SweepError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum AxisKind {
-    /// A SimGrid `--cfg` item: the axis name is the key (`network/bandwidth-factor`,
+    /// A SimGrid `--cfg` item: the axis name is the key (`smpi/bw-factor`,
     /// `smpi/bcast`), each value is passed as `KEY:VALUE`.
     Cfg,
     /// `scale-compute`: the host speed factor.

@@ -229,18 +229,29 @@ mode = "points"
 scale-bandwidth = 2
 [[point]]
 scale-bandwidth = 0.5
-"network/latency-factor" = 1.5
+"smpi/lat-factor" = "0:1.5"
 "#;
     let spec = Spec::parse(text, &root().join("s.toml")).unwrap();
     let p = points(&spec);
     assert_eq!(p.len(), 2);
     assert_eq!(
         p[0].key,
-        "traces/ring4/ring.txt|scale-bandwidth=2|network/latency-factor="
+        "traces/ring4/ring.txt|scale-bandwidth=2|smpi/lat-factor="
     );
     let c = timeless_sweep::config(&spec, &p[1]);
     assert_eq!(c.what_if.bandwidth, 0.5);
-    assert!(c.cfg.contains(&"network/latency-factor:1.5".to_string()));
+    assert!(c.cfg.contains(&"smpi/lat-factor:0:1.5".to_string()));
+
+    // A point whose replay fails is reported, not written, and retried by the next run.
+    let bad = text.replace("smpi/lat-factor", "smpi/no-such-key");
+    let spec = Spec::parse(&bad, &root().join("s.toml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let s = run(&spec, dir.path(), &Options::default(), &NoProgress).unwrap();
+    assert_eq!((s.ran, s.failed.len()), (1, 1));
+    assert!(s.failed[0].1.contains("smpi/no-such-key"), "{:?}", s.failed);
+    let s = run(&spec, dir.path(), &Options::default(), &NoProgress).unwrap();
+    assert_eq!((s.skipped, s.ran, s.failed.len()), (1, 0, 1));
+    assert_eq!(csv_rows(dir.path()).len(), 1);
 }
 
 #[test]
@@ -250,4 +261,49 @@ fn bundled_example_parses() {
     for t in &spec.traces {
         assert!(t.path.exists(), "{}", t.path.display());
     }
+}
+
+/// Platform, hostfile and `--cfg` axes give the single replays' times.
+#[test]
+fn platform_hostfile_and_cfg_axes() {
+    let r = root();
+    let dir = tempfile::tempdir().unwrap();
+    let hosts: Vec<String> = (0..4).map(|i| format!("mycluster-{i}.mysite.fr")).collect();
+    std::fs::write(dir.path().join("in-order"), hosts.join("\n") + "\n").unwrap();
+    let rev: Vec<String> = hosts.iter().rev().cloned().collect();
+    std::fs::write(dir.path().join("reversed"), rev.join("\n") + "\n").unwrap();
+    let text = format!(
+        "traces = [{:?}]\n\
+         [[axis]]\nname = \"platform\"\nvalues = [{:?}, {:?}]\n\
+         [[axis]]\nname = \"hostfile\"\nvalues = [\"in-order\", \"reversed\"]\n\
+         [[axis]]\nname = \"smpi/lat-factor\"\nvalues = [\"0:1\", \"0:3\"]\n",
+        r.join("traces/ring4/ring.txt"),
+        r.join("platforms/mycluster.xml"),
+        r.join("platforms/mycluster-v3.xml"),
+    );
+    let spec_file = dir.path().join("s.toml");
+    std::fs::write(&spec_file, text).unwrap();
+    let spec = Spec::from_file(&spec_file).unwrap();
+    let out = dir.path().join("out");
+    let s = run(&spec, &out, &Options::default(), &NoProgress).unwrap();
+    assert_eq!((s.ran, s.failed.len()), (8, 0), "{:?}", s.failed);
+    let mut distinct = Vec::new();
+    for (p, res) in points(&spec).iter().zip(&s.results) {
+        assert_eq!(p.key, res.key);
+        let v = |i: usize| p.values[i].clone().unwrap();
+        let mut c = SimulateConfig::new(PathBuf::from(v(0)));
+        c.trace = Some(r.join("traces/ring4/ring.txt"));
+        c.hostfile = Some(dir.path().join(v(1)));
+        c.cfg = vec![format!("smpi/lat-factor:{}", v(2))];
+        let want = timeless_run::simulate(&c, &mut Quiet(NoObserver))
+            .unwrap()
+            .report
+            .simulated_time_secs;
+        assert_eq!(res.simulated_secs, want, "{}", p.key);
+        if !distinct.contains(&want.to_bits()) {
+            distinct.push(want.to_bits());
+        }
+    }
+    // The latency factor changes the time.
+    assert!(distinct.len() >= 2, "{distinct:?}");
 }
