@@ -87,3 +87,24 @@ fn killed_sweep_resumes_where_it_stopped() {
     assert_eq!(keys.len(), 600, "each point once");
     assert!(stdout.contains("Best point per trace:"), "{stdout}");
 }
+
+#[test]
+fn bad_spec_is_bad_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tmp.path().join("bad.toml");
+    std::fs::write(
+        &spec,
+        "platform = \"p.xml\"\ntraces = [\"t\"]\n[[axis]]\nname = \"scale-network\"\nvalues = [1]\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+        .args(["sweep", spec.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.toml") && err.contains("axis[0].name") && err.contains("scale-network"),
+        "{err}"
+    );
+}

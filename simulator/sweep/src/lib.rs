@@ -674,11 +674,23 @@ pub fn summary_text(s: &Summary) -> String {
     }
     if !s.sensitivity.is_empty() {
         t.push_str("\nSensitivity ((max - min) / min, other axes at the first point's values):\n");
+        let aw = s
+            .sensitivity
+            .iter()
+            .map(|x| x.axis.len())
+            .max()
+            .unwrap_or(0);
+        let tw = s
+            .sensitivity
+            .iter()
+            .map(|x| x.trace.len())
+            .max()
+            .unwrap_or(0);
         for x in &s.sensitivity {
             let rel = x
                 .relative
                 .map_or_else(|| "-".to_string(), |r| format!("{:.2} %", 100.0 * r));
-            t.push_str(&format!("  {:<32} {:<40} {rel}\n", x.axis, x.trace));
+            t.push_str(&format!("  {:<aw$}  {:<tw$}  {rel}\n", x.axis, x.trace));
         }
     }
     for (k, e) in &s.failed {
