@@ -12,6 +12,7 @@ mod output;
 mod profile;
 mod proxy;
 mod simulate;
+mod sweep;
 mod trace;
 mod validate;
 
@@ -53,6 +54,10 @@ enum Command {
     Flowgraph(flowgraph::FlowgraphArgs),
     /// A C MPI proxy application of a trace (Pilgrim 000_* §5): `timeless proxy TRACE -o DIR`.
     Proxy(proxy::ProxyArgs),
+    /// A parameter study: `timeless sweep study.toml [-o DIR] [-j N]` replays every point (traces x
+    /// axes), appends the results to DIR/results.csv and results.db (a rerun resumes), and
+    /// prints the best point and each axis's sensitivity.
+    Sweep(sweep::SweepArgs),
 }
 
 /// Errors the binary maps to exit codes.
@@ -80,6 +85,7 @@ fn main() -> ExitCode {
         Command::Profile(args) => profile::run(args),
         Command::Flowgraph(args) => flowgraph::run(args),
         Command::Proxy(args) => proxy::run(args),
+        Command::Sweep(args) => sweep::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
