@@ -40,8 +40,41 @@ pub fn text(r: &Report) -> String {
     s
 }
 
-fn fmt_secs(x: f64) -> String {
-    format!("{x:.12}")
+/// Seconds with 12 decimals; beyond 1e9 s or below 1e-9 s (non-zero) in scientific notation
+/// with 12 significant digits, so that a huge time is not printed with 300 digits; an infinite or
+/// NaN time (the sum of the bursts overflowed) is named as such.
+pub(crate) fn fmt_secs(x: f64) -> String {
+    if x.is_nan() {
+        "overflow (NaN)".to_string()
+    } else if x.is_infinite() {
+        "overflow (inf)".to_string()
+    } else if x != 0.0 && !(1e-9..1e9).contains(&x.abs()) {
+        format!("{x:.11e}")
+    } else {
+        format!("{x:.12}")
+    }
+}
+
+/// The report's times that are infinite or NaN, named (a JSON report cannot hold them: JSON has
+/// no infinity, and serde_json would write `null`).
+pub fn overflowed(r: &Report) -> Option<String> {
+    if !r.simulated_time_secs.is_finite() {
+        return Some(format!(
+            "the simulated time overflowed ({}): a compute or sleep amount is too large to add up in f64 seconds; the JSON report cannot represent it (the text report names it)",
+            r.simulated_time_secs
+        ));
+    }
+    r.ranks.iter().find_map(|k| {
+        [k.finish_secs, k.compute_secs, k.comm_secs, k.wait_secs, k.sleep_secs]
+            .iter()
+            .any(|x| !x.is_finite())
+            .then(|| {
+                format!(
+                    "rank {}'s times overflowed: a compute or sleep amount is too large to add up in f64 seconds; the JSON report cannot represent it (the text report names it)",
+                    k.rank
+                )
+            })
+    })
 }
 
 #[derive(Serialize)]
