@@ -49,9 +49,9 @@ impl TraceSource {
         let mut offset = 0u64;
         for i in 0u64.. {
             bytes.clear();
-            let n = reader.read_until(b'\n', &mut bytes).map_err(|e| {
-                TraceError::new(path, i + 1, TraceErrorKind::Io(e))
-            })?;
+            let n = reader
+                .read_until(b'\n', &mut bytes)
+                .map_err(|e| TraceError::new(path, i + 1, TraceErrorKind::Io(e)))?;
             if n == 0 {
                 break;
             }
@@ -210,9 +210,12 @@ impl RankReader {
     pub fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
             self.bytes.clear();
-            let n = self.reader.read_until(b'\n', &mut self.bytes).map_err(|e| {
-                TraceError::new(&self.path, self.line_no + 1, TraceErrorKind::Io(e))
-            })?;
+            let n = self
+                .reader
+                .read_until(b'\n', &mut self.bytes)
+                .map_err(|e| {
+                    TraceError::new(&self.path, self.line_no + 1, TraceErrorKind::Io(e))
+                })?;
             if n == 0 {
                 return Ok(None);
             }
