@@ -383,3 +383,20 @@ pub fn jobs_json(jobs: &[timeless_run::JobOutcome]) -> String {
         .collect();
     serde_json::Value::Array(v).to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_secs;
+
+    #[test]
+    fn huge_tiny_and_overflowed_times_are_readable() {
+        assert_eq!(fmt_secs(0.0), "0.000000000000");
+        assert_eq!(fmt_secs(0.000244940669), "0.000244940669");
+        assert_eq!(fmt_secs(999_999_999.5), "999999999.500000000000");
+        assert_eq!(fmt_secs(1e9), "1.00000000000e9");
+        assert_eq!(fmt_secs(2e299), "2.00000000000e299");
+        assert_eq!(fmt_secs(5e-10), "5.00000000000e-10");
+        assert_eq!(fmt_secs(f64::INFINITY), "overflow (inf)");
+        assert_eq!(fmt_secs(f64::NAN), "overflow (NaN)");
+    }
+}
