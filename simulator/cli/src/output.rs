@@ -12,7 +12,15 @@ use timeless_replay::{Observer, Report};
 
 /// The report as a table. Times with 12 significant digits, as SimGrid's `%.12r`.
 pub fn text(r: &Report) -> String {
-    let mut s = format!("Simulated time: {} s\n", fmt_secs(r.simulated_time_secs));
+    let t = r.simulated_time_secs;
+    let mut s = if t.is_finite() {
+        format!("Simulated time: {} s\n", fmt_secs(t))
+    } else {
+        format!(
+            "Simulated time: {} (a compute or sleep amount too large to add up in f64 seconds)\n",
+            fmt_secs(t)
+        )
+    };
     s.push_str(&format!("Actions replayed: {}\n\n", r.actions));
     let host_w = r
         .ranks

@@ -103,6 +103,31 @@ fn huge_simulated_time_prints_in_scientific_notation() {
 }
 
 #[test]
+fn overflowed_simulated_time_named_in_text_refused_in_json() {
+    // 2 × 1e308 flops at 1 flop/s overflows f64: was an endless loop in the engine.
+    let d = setup(b"0 compute 1e308\n0 compute 1e308\n", b"1 compute 1\n");
+    write(d.path(), "platform.xml", P1.replace("1Gf", "1f").as_bytes());
+    let o = simulate(d.path(), "traces.txt", &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(
+        out.lines().next().unwrap(),
+        "Simulated time: overflow (inf) (a compute or sleep amount too large to add up in f64 seconds)"
+    );
+    let rank0 = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("0 "))
+        .unwrap();
+    assert!(rank0.contains(" overflow (inf) "), "{rank0}");
+    let o = simulate(d.path(), "traces.txt", &["--format", "json"]);
+    assert!(o.stdout.is_empty());
+    assert_error(
+        &o,
+        "the simulated time overflowed (inf): a compute or sleep amount is too large to add up in f64 seconds; the JSON report cannot represent it (the text report names it)",
+    );
+}
+
+#[test]
 fn non_utf8_first_line_of_shared_trace_names_file_line_and_offset() {
     // Was: "one.txt: cannot read: stream did not contain valid UTF-8: stream did not contain
     // valid UTF-8" (no line, the cause twice).
