@@ -71,6 +71,26 @@ pub enum Failure {
     Other(anyhow::Error),
 }
 
+/// An error and its causes, `: `-separated as anyhow's `{:#}`, but a cause whose text the
+/// message before it already contains is said once (many errors embed their source's text in
+/// their own message).
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    let mut last = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !last.is_empty() && last.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+        last = text;
+    }
+    out
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -101,7 +121,7 @@ fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            eprintln!("timeless: error: {e:#}");
+            eprintln!("timeless: error: {}", message(&e));
             ExitCode::from(code)
         }
     }

@@ -12,7 +12,15 @@ use timeless_replay::{Observer, Report};
 
 /// The report as a table. Times with 12 significant digits, as SimGrid's `%.12r`.
 pub fn text(r: &Report) -> String {
-    let mut s = format!("Simulated time: {} s\n", fmt_secs(r.simulated_time_secs));
+    let t = r.simulated_time_secs;
+    let mut s = if t.is_finite() {
+        format!("Simulated time: {} s\n", fmt_secs(t))
+    } else {
+        format!(
+            "Simulated time: {} (a compute or sleep amount too large to add up in f64 seconds)\n",
+            fmt_secs(t)
+        )
+    };
     s.push_str(&format!("Actions replayed: {}\n\n", r.actions));
     let host_w = r
         .ranks
@@ -40,8 +48,41 @@ pub fn text(r: &Report) -> String {
     s
 }
 
-fn fmt_secs(x: f64) -> String {
-    format!("{x:.12}")
+/// Seconds with 12 decimals; beyond 1e9 s or below 1e-9 s (non-zero) in scientific notation
+/// with 12 significant digits, so that a huge time is not printed with 300 digits; an infinite or
+/// NaN time (the sum of the bursts overflowed) is named as such.
+pub(crate) fn fmt_secs(x: f64) -> String {
+    if x.is_nan() {
+        "overflow (NaN)".to_string()
+    } else if x.is_infinite() {
+        "overflow (inf)".to_string()
+    } else if x != 0.0 && !(1e-9..1e9).contains(&x.abs()) {
+        format!("{x:.11e}")
+    } else {
+        format!("{x:.12}")
+    }
+}
+
+/// The report's times that are infinite or NaN, named (a JSON report cannot hold them: JSON has
+/// no infinity, and serde_json would write `null`).
+pub fn overflowed(r: &Report) -> Option<String> {
+    if !r.simulated_time_secs.is_finite() {
+        return Some(format!(
+            "the simulated time overflowed ({}): a compute or sleep amount is too large to add up in f64 seconds; the JSON report cannot represent it (the text report names it)",
+            r.simulated_time_secs
+        ));
+    }
+    r.ranks.iter().find_map(|k| {
+        [k.finish_secs, k.compute_secs, k.comm_secs, k.wait_secs, k.sleep_secs]
+            .iter()
+            .any(|x| !x.is_finite())
+            .then(|| {
+                format!(
+                    "rank {}'s times overflowed: a compute or sleep amount is too large to add up in f64 seconds; the JSON report cannot represent it (the text report names it)",
+                    k.rank
+                )
+            })
+    })
 }
 
 #[derive(Serialize)]
@@ -349,4 +390,21 @@ pub fn jobs_json(jobs: &[timeless_run::JobOutcome]) -> String {
         })
         .collect();
     serde_json::Value::Array(v).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_secs;
+
+    #[test]
+    fn huge_tiny_and_overflowed_times_are_readable() {
+        assert_eq!(fmt_secs(0.0), "0.000000000000");
+        assert_eq!(fmt_secs(0.000244940669), "0.000244940669");
+        assert_eq!(fmt_secs(999_999_999.5), "999999999.500000000000");
+        assert_eq!(fmt_secs(1e9), "1.00000000000e9");
+        assert_eq!(fmt_secs(2e299), "2.00000000000e299");
+        assert_eq!(fmt_secs(5e-10), "5.00000000000e-10");
+        assert_eq!(fmt_secs(f64::INFINITY), "overflow (inf)");
+        assert_eq!(fmt_secs(f64::NAN), "overflow (NaN)");
+    }
 }

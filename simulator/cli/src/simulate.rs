@@ -187,6 +187,9 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
             t + &output::jobs_text(&outcome.jobs)
         }
         Format::Json => {
+            if let Some(m) = output::overflowed(&outcome.report) {
+                return Err(Failure::Input(anyhow::anyhow!(m)));
+            }
             let j = crate::compensate::burst_json(
                 &output::json(&outcome.report),
                 &outcome.compensation,

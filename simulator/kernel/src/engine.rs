@@ -374,7 +374,9 @@ impl Engine {
         };
         self.now += date - self.now;
         while let Some((d, a)) = self.heap.peek() {
-            if !double_equals(d, self.now, SURF_PRECISION) {
+            // `d == now` too: an overflowed date (inf - inf is NaN) still ends its activities,
+            // and the replay reports an infinite time instead of spinning forever.
+            if d != self.now && !double_equals(d, self.now, SURF_PRECISION) {
                 break;
             }
             self.heap.pop();

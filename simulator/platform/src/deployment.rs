@@ -324,6 +324,12 @@ pub fn from_hostfile_text(
     })
 }
 
+/// The most ranks a replay takes: 1 << 24 (16 777 216). Each rank costs tens of bytes of
+/// placement and replay state before its trace is read, so a rank count taken from input (`-n`,
+/// a hostfile's `name:k`) beyond this is refused as bad input instead of aborting the process on
+/// a failed allocation.
+pub const MAX_RANKS: usize = 1 << 24;
+
 /// smpirun without a hostfile: the platform's hosts sorted by name, round-robin over `np`
 /// ranks. Empty if the platform has no host.
 pub fn default_for(platform: &Platform, np: usize) -> Deployment {

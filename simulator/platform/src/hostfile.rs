@@ -69,6 +69,17 @@ pub fn parse_hostfile(text: &str, origin: &str) -> Result<Vec<HostfileEntry>, Pl
                             "'{line}': the count after the last ':' must be an integer (smpirun's unrolling fails on it)"
                         ),
                     })?;
+                    let total = entries.len() as i64 + k.max(0);
+                    if !name.is_empty() && total > crate::deployment::MAX_RANKS as i64 {
+                        return Err(PlatformError::Invalid {
+                            path: origin.to_string(),
+                            line: line_no,
+                            message: format!(
+                                "'{line}': the hostfile would place {total} ranks, more than the limit of {} (1 << 24)",
+                                crate::deployment::MAX_RANKS
+                            ),
+                        });
+                    }
                     for _ in 0..k.max(0) {
                         if !name.is_empty() {
                             entries.push(HostfileEntry {

@@ -240,6 +240,12 @@ pub enum SimulateError {
     /// `trace-meta.json` exists but does not decode.
     #[error(transparent)]
     Meta(#[from] timeless_compensate::Error),
+    /// `-n` asks for more ranks than a replay takes ([`timeless_platform::deployment::MAX_RANKS`]).
+    #[error("-n {n}: more ranks than the limit of {max} (1 << 24)", max = timeless_platform::deployment::MAX_RANKS)]
+    TooManyRanks {
+        /// The rank count asked for.
+        n: usize,
+    },
     /// Neither `np`, a deployment, a hostfile nor the trace tells the number of ranks.
     #[error("cannot tell the number of ranks: give -n N, a deployment or a hostfile")]
     UnknownRankCount,
@@ -463,6 +469,11 @@ pub fn simulate(
     config: &SimulateConfig,
     frontend: &mut dyn Frontend,
 ) -> Result<Outcome, SimulateError> {
+    if let Some(n) = config.np {
+        if n > timeless_platform::deployment::MAX_RANKS {
+            return Err(SimulateError::TooManyRanks { n });
+        }
+    }
     let mut cfg = ReplayConfig::default();
     if let Some(f) = &config.cfg_file {
         read_cfg_file(f, &mut cfg, &mut |n| frontend.notice(n))?;

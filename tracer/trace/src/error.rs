@@ -27,6 +27,19 @@ pub enum TraceErrorKind {
     /// A rank has no trace source.
     #[error("no trace for rank {0}")]
     MissingRank(u32),
+    /// A line is not UTF-8 text: the file is binary, or in another encoding.
+    #[error(
+        "not UTF-8 text: byte 0x{byte:02x} at byte offset {offset} of the file (a TI trace is text; is this a binary file?)"
+    )]
+    NotUtf8 {
+        /// The first byte that is not valid UTF-8.
+        byte: u8,
+        /// Its 0-based offset from the start of the file.
+        offset: u64,
+    },
+    /// A path named by a list file is a directory, not a trace file.
+    #[error("'{0}' is a directory, expected a trace file")]
+    IsDirectory(PathBuf),
 }
 
 /// A trace error located at `file:line` (line 0 = the file as a whole).
@@ -61,8 +74,6 @@ impl fmt::Display for TraceError {
     }
 }
 
-impl std::error::Error for TraceError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.kind.source()
-    }
-}
+/// No source: the message already embeds its cause (an I/O error's text), and a front end that
+/// prints the chain (`anyhow`'s `{:#}`) would say it twice.
+impl std::error::Error for TraceError {}

@@ -35,11 +35,28 @@ impl TraceSource {
     /// The file cannot be read, or a listed path does not exist (named with its list line).
     pub fn open(path: &Path) -> Result<TraceSource, TraceError> {
         let io = |e| TraceError::new(path, 0, TraceErrorKind::Io(e));
-        let reader = BufReader::new(File::open(path).map_err(io)?);
+        if path.is_dir() {
+            return Err(TraceError::new(
+                path,
+                0,
+                TraceErrorKind::IsDirectory(path.to_path_buf()),
+            ));
+        }
+        let mut reader = BufReader::new(File::open(path).map_err(io)?);
         let base = path.parent().unwrap_or(Path::new(""));
         let mut entries = Vec::new();
-        for (i, line) in reader.lines().enumerate() {
-            let line = line.map_err(io)?;
+        let mut bytes = Vec::new();
+        let mut offset = 0u64;
+        for i in 0u64.. {
+            bytes.clear();
+            let n = reader
+                .read_until(b'\n', &mut bytes)
+                .map_err(|e| TraceError::new(path, i + 1, TraceErrorKind::Io(e)))?;
+            if n == 0 {
+                break;
+            }
+            let line = utf8_line(&bytes, offset).map_err(|k| TraceError::new(path, i + 1, k))?;
+            offset += n as u64;
             let trimmed = line.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
@@ -56,13 +73,20 @@ impl TraceSource {
             if !resolved.exists() {
                 return Err(TraceError::new(
                     path,
-                    i as u64 + 1,
+                    i + 1,
                     TraceErrorKind::Malformed {
                         action: "list file".into(),
                         expected: format!(
                             "an existing trace file path, '{trimmed}' does not exist"
                         ),
                     },
+                ));
+            }
+            if resolved.is_dir() {
+                return Err(TraceError::new(
+                    path,
+                    i + 1,
+                    TraceErrorKind::IsDirectory(resolved),
                 ));
             }
             entries.push(resolved);
@@ -108,6 +132,13 @@ impl TraceSource {
             },
             TraceSource::Shared(p) => (p.clone(), true),
         };
+        if path.is_dir() {
+            return Err(TraceError::new(
+                &path,
+                0,
+                TraceErrorKind::IsDirectory(path.clone()),
+            ));
+        }
         let file =
             File::open(&path).map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e)))?;
         Ok(RankReader {
@@ -117,11 +148,24 @@ impl TraceSource {
             nranks,
             shared,
             line_no: 0,
-            buf: String::new(),
+            offset: 0,
+            bytes: Vec::new(),
             foreign_lines: 0,
             comm_sizes: HashMap::default(),
         })
     }
+}
+
+/// A line's text, or where its first byte that is not UTF-8 lies (`start`: the line's offset in
+/// the file).
+fn utf8_line(bytes: &[u8], start: u64) -> Result<&str, TraceErrorKind> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        TraceErrorKind::NotUtf8 {
+            byte: bytes[at],
+            offset: start + at as u64,
+        }
+    })
 }
 
 fn looks_like_action(line: &str) -> bool {
@@ -138,7 +182,10 @@ pub struct RankReader {
     nranks: u32,
     shared: bool,
     line_no: u64,
-    buf: String,
+    /// Bytes read so far (where the next line starts).
+    offset: u64,
+    /// The current line's bytes.
+    bytes: Vec<u8>,
     foreign_lines: u64,
     /// Size of each communicator this rank defined with `comm_def`.
     comm_sizes: HashMap<CommId, u32>,
@@ -162,24 +209,30 @@ impl RankReader {
     /// communicator id defined twice, located at `file:line`.
     pub fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            self.buf.clear();
-            let n = self.reader.read_line(&mut self.buf).map_err(|e| {
-                TraceError::new(&self.path, self.line_no + 1, TraceErrorKind::Io(e))
-            })?;
+            self.bytes.clear();
+            let n = self
+                .reader
+                .read_until(b'\n', &mut self.bytes)
+                .map_err(|e| {
+                    TraceError::new(&self.path, self.line_no + 1, TraceErrorKind::Io(e))
+                })?;
             if n == 0 {
                 return Ok(None);
             }
             self.line_no += 1;
+            let line = utf8_line(&self.bytes, self.offset)
+                .map_err(|k| TraceError::new(&self.path, self.line_no, k))?;
+            self.offset += n as u64;
             if self.shared {
                 // Skip other ranks' lines without decoding their actions.
-                let first = fields(self.buf.trim()).next();
+                let first = fields(line.trim()).next();
                 match first.map(rank_field) {
                     Some(Ok((r, _))) if r != self.rank => continue,
                     _ => {}
                 }
             }
             let sizes = &self.comm_sizes;
-            match parse_line_in(&self.buf, self.nranks, &|c| sizes.get(&c).copied()) {
+            match parse_line_in(line, self.nranks, &|c| sizes.get(&c).copied()) {
                 Ok(None) => continue,
                 Ok(Some(rec)) if rec.rank != self.rank => {
                     // SimGrid ignores such a line with a warning; we count them for the caller.
