@@ -5,16 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const P1: &str = r#"<?xml version='1.0'?>
-<platform version="4.1">
-  <zone id="z" routing="Full">
-    <host id="h0" speed="1Gf"/>
-    <host id="h1" speed="1Gf"/>
-    <link id="l" bandwidth="125MBps" latency="50us"/>
-    <route src="h0" dst="h1"><link_ctn id="l"/></route>
-  </zone>
-</platform>
-"#;
+/// The reference's platform P1: two 1 Gflop/s hosts, one 125 MB/s, 50 us link.
+const P1: &str = include_str!("data/p1.xml");
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) {
     std::fs::write(dir.join(name), bytes).expect("write test file");

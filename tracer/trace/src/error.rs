@@ -3,12 +3,23 @@
 use std::fmt;
 use std::path::PathBuf;
 
+/// The advice for running out of file descriptors (`EMFILE`, errno 24 on Linux and macOS).
+fn emfile_hint(e: &std::io::Error) -> &'static str {
+    if e.raw_os_error() == Some(24) {
+        " (each rank of a text trace keeps its file open: raise the open-file limit, \
+         `ulimit -n`, or replay a compressed trace, `timeless compress`, which is one file)"
+    } else {
+        ""
+    }
+}
+
 /// What is wrong with a trace line or file.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TraceErrorKind {
-    /// The file could not be opened or read.
-    #[error("cannot read: {0}")]
+    /// The file could not be opened or read. Out of file descriptors (EMFILE: every rank of a
+    /// per-rank or shared text trace keeps its file open), the message says how to go on.
+    #[error("cannot read: {0}{hint}", hint = emfile_hint(.0))]
     Io(#[from] std::io::Error),
     /// The action keyword is not one the format knows.
     #[error("unknown action '{0}' (expected one of: {known})", known = crate::parse::KNOWN_ACTIONS)]
@@ -77,3 +88,18 @@ impl fmt::Display for TraceError {
 /// No source: the message already embeds its cause (an I/O error's text), and a front end that
 /// prints the chain (`anyhow`'s `{:#}`) would say it twice.
 impl std::error::Error for TraceError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn out_of_file_descriptors_says_what_to_do() {
+        let k = TraceErrorKind::Io(std::io::Error::from_raw_os_error(24));
+        let text = k.to_string();
+        assert!(text.starts_with("cannot read: "), "{text}");
+        assert!(text.ends_with("`ulimit -n`, or replay a compressed trace, `timeless compress`, which is one file)"), "{text}");
+        let other = TraceErrorKind::Io(std::io::Error::from_raw_os_error(2)).to_string();
+        assert!(!other.contains("ulimit"), "{other}");
+    }
+}
