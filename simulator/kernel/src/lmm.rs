@@ -68,7 +68,11 @@ pub enum Sharing {
 struct Cnst {
     capacity: f64,
     sharing: Sharing,
+    /// Elements using this constraint: those of active variables (penalty > 0) first, in
+    /// `elems[..n_active]`, then the inactive ones, so that solving never walks flows in their
+    /// latency phase (most of a backbone's elements in a latency-bound collective).
     elems: Vec<u32>,
+    n_active: u32,
     remaining: f64,
     usage: f64,
     light_pos: u32,
@@ -143,6 +147,7 @@ impl System {
             capacity,
             sharing,
             elems: Vec::new(),
+            n_active: 0,
             remaining: 0.0,
             usage: 0.0,
             light_pos: NONE,
@@ -222,6 +227,9 @@ impl System {
                 };
                 c.elems.push(id);
                 self.vars[var.0 as usize].elems.push(id);
+                if self.vars[var.0 as usize].penalty > 0.0 {
+                    self.activate_elem(id);
+                }
             }
         }
         if self.vars[var.0 as usize].penalty > 0.0 {
@@ -233,7 +241,11 @@ impl System {
     pub fn remove_variable(&mut self, var: VarId) {
         self.unregister(var.0, true);
         let mut elems = std::mem::take(&mut self.vars[var.0 as usize].elems);
+        let active = self.vars[var.0 as usize].penalty > 0.0;
         for &e in &elems {
+            if active {
+                self.deactivate_elem(e);
+            }
             let Elem { cnst, pos, .. } = self.elems[e as usize];
             let c = &mut self.cnsts[cnst as usize];
             c.elems.swap_remove(pos as usize);
@@ -262,13 +274,56 @@ impl System {
             self.want_registration(var.0);
         }
         let v = &mut self.vars[var.0 as usize];
+        let was_active = v.penalty > 0.0;
         v.penalty = penalty;
         if penalty <= 0.0 {
             v.value = 0.0;
         }
-        for &e in &v.elems {
+        for j in 0..self.vars[var.0 as usize].elems.len() {
+            let e = self.vars[var.0 as usize].elems[j];
+            match (was_active, penalty > 0.0) {
+                (false, true) => self.activate_elem(e),
+                (true, false) => self.deactivate_elem(e),
+                _ => {}
+            }
             self.modified.push(self.elems[e as usize].cnst);
         }
+    }
+
+    /// Swaps the elements at positions `i` and `j` of constraint `c`'s list.
+    fn swap_elems(&mut self, c: u32, i: u32, j: u32) {
+        if i == j {
+            return;
+        }
+        let cn = &mut self.cnsts[c as usize];
+        cn.elems.swap(i as usize, j as usize);
+        let (a, b) = (cn.elems[i as usize], cn.elems[j as usize]);
+        self.elems[a as usize].pos = i;
+        self.elems[b as usize].pos = j;
+    }
+
+    /// Moves element `e` (of a variable becoming active) into its constraint's active prefix.
+    fn activate_elem(&mut self, e: u32) {
+        let Elem { cnst, pos, .. } = self.elems[e as usize];
+        let first_inactive = self.cnsts[cnst as usize].n_active;
+        debug_assert!(pos >= first_inactive, "element already active");
+        self.swap_elems(cnst, pos, first_inactive);
+        self.cnsts[cnst as usize].n_active += 1;
+    }
+
+    /// Moves element `e` (of a variable becoming inactive) out of the active prefix.
+    fn deactivate_elem(&mut self, e: u32) {
+        let Elem { cnst, pos, .. } = self.elems[e as usize];
+        let last_active = self.cnsts[cnst as usize].n_active - 1;
+        debug_assert!(pos <= last_active, "element already inactive");
+        self.swap_elems(cnst, pos, last_active);
+        self.cnsts[cnst as usize].n_active -= 1;
+    }
+
+    /// The elements of constraint `c` whose variables are active (penalty > 0).
+    fn active_elems(&self, c: u32) -> &[u32] {
+        let cn = &self.cnsts[c as usize];
+        &cn.elems[..cn.n_active as usize]
     }
 
     /// Changes `var`'s bound (≤ 0 = unbounded).
@@ -356,7 +411,7 @@ impl System {
         while head < self.set.len() {
             let c = self.set[head] as usize;
             head += 1;
-            for k in 0..self.cnsts[c].elems.len() {
+            for k in 0..self.cnsts[c].n_active as usize {
                 let v = self.elems[self.cnsts[c].elems[k] as usize].var as usize;
                 if self.vars[v].penalty <= 0.0 || self.vars[v].mark == epoch {
                     continue;
@@ -398,7 +453,7 @@ impl System {
             self.cnsts[c].usage = 0.0;
             self.cnsts[c].light_pos = NONE;
             let mut usage = 0.0f64;
-            for k in 0..self.cnsts[c].elems.len() {
+            for k in 0..self.cnsts[c].n_active as usize {
                 let el = self.elems[self.cnsts[c].elems[k] as usize];
                 let v = &mut self.vars[el.var as usize];
                 if v.penalty <= 0.0 {
@@ -481,7 +536,7 @@ impl System {
                 }
                 Sharing::FatPipe => {
                     let mut usage = 0.0f64;
-                    for &e2 in &self.cnsts[c].elems {
+                    for &e2 in self.active_elems(c as u32) {
                         let el2 = self.elems[e2 as usize];
                         let v2 = &self.vars[el2.var as usize];
                         if v2.penalty > 0.0 && !v2.fixed && el2.weight > 0.0 {
@@ -530,8 +585,8 @@ impl System {
         let epoch = self.next_epoch();
         self.sat_vars.clear();
         for &c in &self.saturated {
-            for &e in &self.cnsts[c as usize].elems {
-                let el = self.elems[e as usize];
+            for k in 0..self.cnsts[c as usize].n_active as usize {
+                let el = self.elems[self.cnsts[c as usize].elems[k] as usize];
                 let v = &mut self.vars[el.var as usize];
                 if el.weight > 0.0 && v.penalty > 0.0 && !v.fixed && v.mark != epoch {
                     v.mark = epoch;

@@ -431,7 +431,7 @@ impl System {
     fn recompute_usage(&mut self, c: u32) {
         let mut sum = ExactSum::default();
         if self.cnsts[c as usize].sharing == Sharing::Shared {
-            for &e in &self.cnsts[c as usize].elems {
+            for &e in self.active_elems(c) {
                 let el = &self.elems[e as usize];
                 let reg = &self.vars[el.var as usize].reg;
                 if reg.registered && reg.fx {
@@ -520,8 +520,7 @@ impl System {
 
     /// The registered variables using constraint `c`, in element order.
     fn registered_on(&self, c: u32) -> Vec<u32> {
-        self.cnsts[c as usize]
-            .elems
+        self.active_elems(c)
             .iter()
             .map(|&e| self.elems[e as usize].var)
             .filter(|&v| self.vars[v as usize].reg.registered)
@@ -592,7 +591,7 @@ impl System {
         if self.hubs.list[h as usize].bound_floor < m {
             // Recompute the floor from the members (a departed member may have held it).
             let mut floor = f64::INFINITY;
-            for &e in &self.cnsts[hub_cnst as usize].elems {
+            for &e in self.active_elems(hub_cnst) {
                 let reg = &self.vars[self.elems[e as usize].var as usize].reg;
                 if reg.registered && reg.hub == Some(h) {
                     if let Some(bp) = reg.bp {

@@ -21,6 +21,25 @@ fn doc_example() {
     assert_eq!(s.value(f1), 6.0);
 }
 
+/// A bound tied with a FATPIPE's saturation level, decided as SimGrid 3.32's maxmin.cpp decides
+/// it (`bound * penalty < min_usage`, strict). FATPIPE C = 290, x0 (p 3.8, unbounded), x1 (p 3.7,
+/// bound 290). usage = max(1/3.8, 1/3.7) = 1/3.7 = 0.27027027027027023 (rounded), so min_usage =
+/// 290 / 0.27027027027027023 = 1073.0000000000002, while b1·p1 = 290 × 3.7 = 1073.0 (3.7 is
+/// stored a little above 3.7, the product rounds down to 1073): the bound is taken first, x1 = 290;
+/// the next round's usage is 1/3.8 alone, the offer 290 × 3.8, so x0 = 290 too.
+#[test]
+fn bound_tied_with_fatpipe_saturation_is_taken_first() {
+    let mut s = System::new();
+    let c = s.add_constraint(290.0, Sharing::FatPipe);
+    let x0 = s.add_variable(3.8, -1.0);
+    let x1 = s.add_variable(3.7, 290.0);
+    s.expand(c, x0, 1.0);
+    s.expand(c, x1, 1.0);
+    s.solve();
+    assert_eq!(s.value(x1), 290.0);
+    assert!(close(s.value(x0), 290.0), "{}", s.value(x0));
+}
+
 /// Reference §11 case "sendRecv" on one SHARED link of 125 MB/s: two flows, each on the link
 /// with weight 1 (route) + 0.05 (reverse route of the other direction's... its own reverse
 /// route), so usage = 2 × 1.05 / p and each gets 125e6 / 2.1 B/s (before bw-factor).
@@ -171,10 +190,17 @@ fn rand_system() -> impl Strategy<Value = RandSystem> {
 
 /// Progressive filling written the obvious way: a common level `t` rises; every unfixed variable
 /// runs at `t/p`; the first event (a constraint filling up or a bound reached) fixes variables.
-fn naive(sys: &RandSystem) -> Vec<f64> {
+/// Naive progressive filling: the values, and whether some round had a tie between a bound and a
+/// constraint's saturation level (within 1e-6 relative). At such a tie the order in which the two
+/// are taken is decided by rounding (SimGrid's strict `b·p < min_usage`), and the two orders
+/// give different but equally max-min answers, so the comparison is meaningless there: e.g. a
+/// FATPIPE of 290 with x0 (p 3.8) and x1 (p 3.7, bound 290) saturates at level 290 × 3.7 = b1·p1;
+/// bound first gives x0 = 290, saturation first x0 = 290 × 3.7 / 3.8.
+fn naive(sys: &RandSystem) -> (Vec<f64>, bool) {
     let nv = sys.vars.len();
     let mut value = vec![0.0; nv];
     let mut fixed = vec![false; nv];
+    let mut tie = false;
     loop {
         let unfixed: Vec<usize> = (0..nv).filter(|&v| !fixed[v]).collect();
         if unfixed.is_empty() {
@@ -205,12 +231,20 @@ fn naive(sys: &RandSystem) -> Vec<f64> {
                 best = best.min(((cap - used).max(0.0)) / slope);
             }
         }
+        let mut best_bound = f64::INFINITY;
         for &v in &unfixed {
             let (p, b, _) = sys.vars[v];
             if b > 0.0 {
-                best = best.min(b * p);
+                best_bound = best_bound.min(b * p);
             }
         }
+        if best.is_finite()
+            && best_bound.is_finite()
+            && (best - best_bound).abs() <= 1e-6 * best.max(best_bound)
+        {
+            tie = true;
+        }
+        best = best.min(best_bound);
         if !best.is_finite() {
             break;
         }
@@ -257,7 +291,7 @@ fn naive(sys: &RandSystem) -> Vec<f64> {
             break;
         }
     }
-    value
+    (value, tie)
 }
 
 fn build(sys: &RandSystem) -> (System, Vec<VarId>) {
@@ -296,9 +330,10 @@ proptest! {
     /// The bottleneck-filling solver agrees with naive progressive filling.
     #[test]
     fn agrees_with_naive_progressive_filling(sys in rand_system()) {
+        let (expected, tie) = naive(&sys);
+        prop_assume!(!tie);
         let (mut s, vs) = build(&sys);
         s.solve();
-        let expected = naive(&sys);
         for (i, &v) in vs.iter().enumerate() {
             let got = s.value(v);
             prop_assert!((got - expected[i]).abs() <= 1e-6 * expected[i].max(1.0),
