@@ -208,3 +208,43 @@ fn bad_study_is_one_error_and_exit_2() {
     assert_eq!(t.matches("scale-network").count(), 1, "one message: {t}");
     assert!(t.contains("bad.toml") && t.contains("axis[0].name"), "{t}");
 }
+
+#[test]
+fn failed_point_is_reported_and_not_written() {
+    if !have_mpirun() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let r = root();
+    let file = tmp.path().join("points.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "platform = {:?}\ndeployment = {:?}\ntraces = [{:?}]\nmode = \"points\"\n\
+             [[point]]\nscale-bandwidth = 2\n\
+             [[point]]\n\"smpi/no-such-key\" = \"1\"\n\
+             [[point]]\nscale-latency = 2\n",
+            r.join("platforms/mycluster.xml"),
+            r.join("deployments/mycluster-ring4.xml"),
+            r.join("traces/ring4/ring.txt"),
+        ),
+    )
+    .unwrap();
+    let local = tmp.path().join("local");
+    let spec = Spec::from_file(&file).unwrap();
+    let s = timeless_sweep::run(&spec, &local, &Options::default(), &NoProgress).unwrap();
+    assert_eq!((s.ran, s.failed.len()), (2, 1));
+    let out = tmp.path().join("mpi");
+    let o = mpirun(2, &[file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(
+        t.contains("Points: 3 (2 run now, 0 already done, 1 failed)"),
+        "{t}"
+    );
+    assert!(
+        t.contains("failed: ") && t.contains("smpi/no-such-key"),
+        "{t}"
+    );
+    assert_same(&local, &out);
+}
