@@ -8,6 +8,8 @@ need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
 command -v make >/dev/null 2>&1 || need_apt+=(make)
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+# The Python package's tests run in a venv (Debian splits venv/ensurepip off python3).
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 # The MPI tracer (tracer/preload) and its test programs: Open MPI, Fortran, and libclang for
 # mpi-sys's bindgen.
 command -v mpicc >/dev/null 2>&1 || need_apt+=(libopenmpi-dev)
@@ -40,6 +42,13 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+echo "== python package (maturin develop into target/pyvenv, pytest)"
+venv="$PWD/target/pyvenv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -c 'import maturin, pytest' >/dev/null 2>&1 ||
+  "$venv/bin/python" -m pip install -q maturin pytest
+(cd simulator/python && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop -q)
+TIMELESS_BIN="$PWD/target/debug/timeless" "$venv/bin/python" -m pytest -q simulator/python/tests
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 echo "== all tests passed"

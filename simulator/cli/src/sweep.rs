@@ -27,6 +27,10 @@ pub struct SweepArgs {
     /// Do not draw `plot-AXIS.svg` (predicted time vs each axis, one line per trace).
     #[arg(long = "no-plot")]
     pub no_plot: bool,
+    /// Replay the points on N MPI ranks: runs `mpirun -n N timeless-sweep-mpi` (found next to
+    /// `timeless`, else on PATH); same results files, byte for byte.
+    #[arg(long = "mpi", value_name = "N", conflicts_with = "jobs")]
+    pub mpi: Option<usize>,
 }
 
 struct Bar(ProgressBar);
@@ -59,7 +63,7 @@ fn input(e: SweepError) -> Failure {
 /// Runs `timeless sweep`.
 pub fn run(args: SweepArgs) -> Result<(), Failure> {
     let spec = Spec::from_file(&args.spec).map_err(input)?;
-    let out = args.output.unwrap_or_else(|| {
+    let out = args.output.clone().unwrap_or_else(|| {
         let stem = args
             .spec
             .file_stem()
@@ -75,12 +79,26 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
     let mut options = Options::default();
     options.jobs = args.jobs;
     options.max_points = args.max_points;
-    let summary = timeless_sweep::run(&spec, &out, &options, &Bar(bar.clone())).map_err(input)?;
-    bar.finish_and_clear();
-    // A closed stdout (`| head`) is an I/O error the binary ends quietly on, not a panic.
-    let mut stdout = std::io::stdout().lock();
     let io = |e: std::io::Error| Failure::Other(e.into());
-    write!(stdout, "{}", timeless_sweep::summary_text(&summary)).map_err(io)?;
+    let summary = match args.mpi {
+        Some(n) => {
+            run_mpi(&args, n, &out)?;
+            // The MPI job wrote (and printed) the results; the summary for the plots is read
+            // back from them (no point left to run, the files are rewritten unchanged).
+            options.max_points = Some(0);
+            timeless_sweep::run(&spec, &out, &options, &timeless_sweep::NoProgress)
+                .map_err(input)?
+        }
+        None => {
+            let s = timeless_sweep::run(&spec, &out, &options, &Bar(bar.clone())).map_err(input)?;
+            bar.finish_and_clear();
+            // A closed stdout (`| head`) is an I/O error the binary ends quietly on.
+            let mut stdout = std::io::stdout().lock();
+            write!(stdout, "{}", timeless_sweep::summary_text(&s)).map_err(io)?;
+            s
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
     if !args.no_plot {
         match crate::calibrate::plot::font() {
             Ok(()) => {
@@ -91,11 +109,46 @@ pub fn run(args: SweepArgs) -> Result<(), Failure> {
             Err(why) => eprintln!("timeless: no plots: {why}"),
         }
     }
-    if !summary.failed.is_empty() {
+    if !summary.failed.is_empty() && args.mpi.is_none() {
         return Err(Failure::Input(anyhow::anyhow!(
             "{} point(s) failed; a rerun retries them",
             summary.failed.len()
         )));
     }
     Ok(())
+}
+
+/// `mpirun -n N timeless-sweep-mpi SPEC -o OUT [--max-points K]`, its output passed through.
+fn run_mpi(args: &SweepArgs, n: usize, out: &std::path::Path) -> Result<(), Failure> {
+    const DRIVER: &str = "timeless-sweep-mpi";
+    let exe = timeless_launch::host::find_companion(DRIVER).ok_or_else(|| {
+        Failure::Input(anyhow::anyhow!(
+            "--mpi: {DRIVER} is neither next to timeless nor on PATH \
+             (cargo build --release -p timeless-sweep-mpi; it needs Open MPI or MPICH)"
+        ))
+    })?;
+    let (launcher, imp) = timeless_launch::host::find_launcher(None)
+        .map_err(|e| Failure::Input(anyhow::Error::new(e).context("--mpi")))?;
+    let mut cmd = std::process::Command::new(&launcher);
+    cmd.arg("-n").arg(n.max(1).to_string());
+    if imp == timeless_launch::Implementation::OpenMpi {
+        // More ranks than cores is allowed (the points are independent).
+        cmd.arg("--oversubscribe");
+    }
+    cmd.arg(exe).arg(&args.spec).arg("-o").arg(out);
+    if let Some(k) = args.max_points {
+        cmd.arg("--max-points").arg(k.to_string());
+    }
+    let status = cmd.status().map_err(|e| {
+        Failure::Other(anyhow::Error::new(e).context(format!("cannot run {launcher}")))
+    })?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(2) => Err(Failure::Input(anyhow::anyhow!(
+            "{DRIVER} reported bad input or failed points"
+        ))),
+        _ => Err(Failure::Other(anyhow::anyhow!(
+            "{launcher} {DRIVER} failed ({status})"
+        ))),
+    }
 }

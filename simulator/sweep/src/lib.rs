@@ -4,7 +4,10 @@
 //! and [`run`] replays the points in parallel (rayon), appending each result as it finishes to
 //! `results.csv` and to the `points` table of `results.db` (SQLite) in the results directory.
 //! A rerun skips the points already in `results.csv`, so an interrupted sweep resumes where it
-//! stopped. The [`Summary`] names the best point of each trace and each axis's sensitivity.
+//! stopped. At the end both files are rewritten in canonical form (point order, no wall-clock
+//! column; [`Store`]), so a study gives the same bytes on 1 or 8 threads, or distributed over
+//! MPI ranks by `timeless-sweep-mpi`, which drives the same [`Store`] and [`run_point`]. The
+//! [`Summary`] names the best point of each trace and each axis's sensitivity.
 //!
 //! ```toml
 //! platform = "../platforms/mycluster.xml"
@@ -19,13 +22,21 @@
 //! name = "smpi/bcast"
 //! values = ["binomial_tree", "flattree"]
 //! ```
+//!
+//! This study has 1 trace × 3 × 2 = 6 points, keyed
+//! `../traces/ring4/ring.txt|scale-bandwidth=0.5|smpi/bcast=binomial_tree`, ...; its
+//! `results.csv` is
+//!
+//! ```text
+//! key,trace,scale-bandwidth,smpi/bcast,simulated_time_s,actions
+//! ../traces/ring4/ring.txt|scale-bandwidth=0.5|smpi/bcast=binomial_tree,../traces/ring4/ring.txt,0.5,binomial_tree,...,76
+//! ```
 
 mod plot;
 mod spec;
+mod store;
+mod summary;
 
-use std::collections::{HashMap, HashSet};
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -36,11 +47,8 @@ use timeless_run::{Frontend, FrontendError, SimulateConfig};
 
 pub use plot::plot;
 pub use spec::{Axis, AxisKind, Mode, Spec, Trace};
-
-/// The results file names in the results directory.
-pub const CSV_FILE: &str = "results.csv";
-/// The SQLite results file.
-pub const DB_FILE: &str = "results.db";
+pub use store::{csv_header, Store, CSV_FILE, DB_FILE, WALL_FILE};
+pub use summary::{summary_text, Sensitivity, Summary};
 
 /// What a sweep can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -216,7 +224,8 @@ pub struct PointResult {
     pub simulated_secs: f64,
     /// Actions replayed.
     pub actions: u64,
-    /// Wall-clock time of the replay, s.
+    /// Wall-clock time of the replay, s (written to `wall.csv` only: it varies from run to run;
+    /// NaN for a result read back without one).
     pub wall_secs: f64,
 }
 
@@ -246,45 +255,6 @@ pub struct Options {
     /// Run at most this many of the pending points (the first ones in [`points`]' order), then
     /// stop: a sweep in chunks (and a way to test resuming).
     pub max_points: Option<usize>,
-}
-
-/// The sensitivity of the simulated time to one axis, for one trace.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sensitivity {
-    /// Axis name.
-    pub axis: String,
-    /// Trace label.
-    pub trace: String,
-    /// `(max - min) / min` of the simulated time over the axis's values, the other axes at the
-    /// values of the trace's first point (its baseline); `None` with fewer than two such
-    /// points with a result.
-    pub relative: Option<f64>,
-    /// The points used: (axis value, simulated time), in point order.
-    pub series: Vec<(String, f64)>,
-}
-
-/// What a sweep did and found.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct Summary {
-    /// Points in the study.
-    pub total: usize,
-    /// Points found in `results.csv` at the start and not run again.
-    pub skipped: usize,
-    /// Points run by this call.
-    pub ran: usize,
-    /// Points that failed (key, error); not written, so a rerun tries them again.
-    pub failed: Vec<(String, String)>,
-    /// Every result known (this run's and the earlier ones), in point order.
-    pub results: Vec<PointResult>,
-    /// Per trace (label), the point with the smallest simulated time.
-    pub best: Vec<(String, PointResult)>,
-    /// Per axis and trace, in that order.
-    pub sensitivity: Vec<Sensitivity>,
-    /// The CSV file.
-    pub csv: PathBuf,
-    /// The SQLite file.
-    pub db: PathBuf,
 }
 
 struct Quiet(NoObserver);
@@ -320,153 +290,9 @@ pub fn run_point(spec: &Spec, point: &Point) -> Result<PointResult, String> {
     })
 }
 
-/// The CSV header of a study.
-pub fn csv_header(spec: &Spec) -> Vec<String> {
-    let mut h = vec!["key".to_string(), "trace".to_string()];
-    h.extend(spec.axes.iter().map(|a| a.name.clone()));
-    h.extend(["simulated_time_s", "actions", "wall_s"].map(String::from));
-    h
-}
-
-/// Reads the results already in `results.csv` (a missing file: none). A torn last line (a
-/// sweep killed mid-write) is cut off.
-fn read_csv(path: &Path, header: &[String]) -> Result<HashMap<String, PointResult>, SweepError> {
-    let mut done = HashMap::new();
-    let mut file = match OpenOptions::new().read(true).write(true).open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(done),
-        Err(source) => {
-            return Err(SweepError::Read {
-                path: path.into(),
-                source,
-            })
-        }
-    };
-    let mut bytes = Vec::new();
-    let rd = |source| SweepError::Read {
-        path: path.into(),
-        source,
-    };
-    file.read_to_end(&mut bytes).map_err(rd)?;
-    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
-        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        bytes.truncate(keep);
-        file.set_len(keep as u64).map_err(rd)?;
-        file.seek(SeekFrom::End(0)).map_err(rd)?;
-    }
-    if bytes.is_empty() {
-        return Ok(done);
-    }
-    let csv_err = |source| SweepError::Csv {
-        path: path.into(),
-        source,
-    };
-    let mut r = csv::ReaderBuilder::new().from_reader(bytes.as_slice());
-    let found: Vec<String> = r
-        .headers()
-        .map_err(csv_err)?
-        .iter()
-        .map(String::from)
-        .collect();
-    if found != header {
-        return Err(SweepError::Mismatch {
-            path: path.into(),
-            found,
-            expected: header.to_vec(),
-        });
-    }
-    let n = header.len();
-    for rec in r.records() {
-        let rec = rec.map_err(csv_err)?;
-        let parsed = (|| {
-            Some(PointResult {
-                key: rec.get(0)?.to_string(),
-                simulated_secs: rec.get(n - 3)?.parse().ok()?,
-                actions: rec.get(n - 2)?.parse().ok()?,
-                wall_secs: rec.get(n - 1)?.parse().ok()?,
-            })
-        })();
-        if let Some(p) = parsed {
-            done.insert(p.key.clone(), p);
-        }
-    }
-    Ok(done)
-}
-
-struct Sinks {
-    csv: csv::Writer<File>,
-    db: rusqlite::Connection,
-    csv_path: PathBuf,
-    db_path: PathBuf,
-}
-
-impl Sinks {
-    fn append(&mut self, spec: &Spec, point: &Point, r: &PointResult) -> Result<(), SweepError> {
-        let mut row = vec![point.key.clone(), spec.traces[point.trace].label.clone()];
-        row.extend(point.values.iter().map(|v| v.clone().unwrap_or_default()));
-        row.push(r.simulated_secs.to_string());
-        row.push(r.actions.to_string());
-        row.push(r.wall_secs.to_string());
-        let csv_err = |source| SweepError::Csv {
-            path: self.csv_path.clone(),
-            source,
-        };
-        self.csv.write_record(&row).map_err(csv_err)?;
-        self.csv.flush().map_err(|source| SweepError::Write {
-            path: self.csv_path.clone(),
-            source,
-        })?;
-        self.insert(spec, point, r)
-    }
-
-    /// Inserts (or replaces) a point's row in the database.
-    fn insert(&mut self, spec: &Spec, point: &Point, r: &PointResult) -> Result<(), SweepError> {
-        let db_err = |source| SweepError::Db {
-            path: self.db_path.clone(),
-            source,
-        };
-        let tx = self.db.transaction().map_err(db_err)?;
-        tx.execute(
-            "INSERT OR REPLACE INTO points (key, trace, simulated_time_s, actions, wall_s) \
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            rusqlite::params![
-                point.key,
-                spec.traces[point.trace].label,
-                r.simulated_secs,
-                r.actions as i64,
-                r.wall_secs
-            ],
-        )
-        .map_err(db_err)?;
-        for (a, v) in spec.axes.iter().zip(&point.values) {
-            tx.execute(
-                "INSERT OR REPLACE INTO point_axes (key, axis, value) VALUES (?1, ?2, ?3)",
-                rusqlite::params![point.key, a.name, v],
-            )
-            .map_err(db_err)?;
-        }
-        tx.commit().map_err(db_err)
-    }
-}
-
-fn open_db(path: &Path) -> Result<rusqlite::Connection, SweepError> {
-    let db_err = |source| SweepError::Db {
-        path: path.into(),
-        source,
-    };
-    let db = rusqlite::Connection::open(path).map_err(db_err)?;
-    db.execute_batch(
-        "CREATE TABLE IF NOT EXISTS points (key TEXT PRIMARY KEY, trace TEXT NOT NULL, \
-         simulated_time_s REAL NOT NULL, actions INTEGER NOT NULL, wall_s REAL NOT NULL);
-         CREATE TABLE IF NOT EXISTS point_axes (key TEXT NOT NULL, axis TEXT NOT NULL, \
-         value TEXT, PRIMARY KEY (key, axis));",
-    )
-    .map_err(db_err)?;
-    Ok(db)
-}
-
 /// Runs the points of `spec` not yet in `results_dir/results.csv`, in parallel, appending each
-/// result to `results.csv` and `results.db` as it finishes.
+/// result to `results.csv`, `results.db` and `wall.csv` as it finishes, then rewrites
+/// `results.csv` and `results.db` in canonical form ([`Store::finish`]).
 ///
 /// # Errors
 /// A results file that cannot be read or written, or that belongs to another study. A point
@@ -477,76 +303,14 @@ pub fn run(
     options: &Options,
     progress: &dyn Progress,
 ) -> Result<Summary, SweepError> {
-    std::fs::create_dir_all(results_dir).map_err(|source| SweepError::Write {
-        path: results_dir.into(),
-        source,
-    })?;
-    let csv_path = results_dir.join(CSV_FILE);
-    let db_path = results_dir.join(DB_FILE);
-    let header = csv_header(spec);
-    let mut done = read_csv(&csv_path, &header)?;
     let all = points(spec);
-    let keys: HashSet<&str> = all.iter().map(|p| p.key.as_str()).collect();
-    done.retain(|k, _| keys.contains(k.as_str()));
-    let skipped = done.len();
-    let mut pending: Vec<&Point> = all.iter().filter(|p| !done.contains_key(&p.key)).collect();
-    if let Some(m) = options.max_points {
-        pending.truncate(m);
-    }
-
-    let write_err = |source| SweepError::Write {
-        path: csv_path.clone(),
-        source,
-    };
-    let fresh = std::fs::metadata(&csv_path).map_or(true, |m| m.len() == 0);
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&csv_path)
-        .map_err(write_err)?;
-    let mut csv = csv::WriterBuilder::new()
-        .has_headers(false)
-        .from_writer(file);
-    if fresh {
-        csv.write_record(&header)
-            .map_err(|source| SweepError::Csv {
-                path: csv_path.clone(),
-                source,
-            })?;
-        csv.flush().map_err(write_err)?;
-    }
-    let sinks = Mutex::new(Sinks {
-        csv,
-        db: open_db(&db_path)?,
-        csv_path: csv_path.clone(),
-        db_path: db_path.clone(),
-    });
-
-    // A sweep killed between its CSV and database writes: the CSV is the reference.
-    {
-        let mut s = sinks.lock().unwrap_or_else(|e| e.into_inner());
-        let mut in_db = HashSet::new();
-        {
-            let db_err = |source| SweepError::Db {
-                path: db_path.clone(),
-                source,
-            };
-            let mut q = s.db.prepare("SELECT key FROM points").map_err(db_err)?;
-            let rows = q.query_map([], |r| r.get::<_, String>(0)).map_err(db_err)?;
-            for k in rows {
-                in_db.insert(k.map_err(db_err)?);
-            }
-        }
-        for p in &all {
-            if let Some(r) = done.get(&p.key) {
-                if !in_db.contains(&p.key) {
-                    s.insert(spec, p, r)?;
-                }
-            }
-        }
-    }
-
-    progress.start(all.len(), skipped);
+    let store = Store::open(spec, results_dir, &all)?;
+    let pending = store.pending(&all, options.max_points);
+    progress.start(
+        all.len(),
+        all.len() - all.iter().filter(|p| !store.is_done(p)).count(),
+    );
+    let store = Mutex::new(store);
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(j) = options.jobs {
         pool = pool.num_threads(j.max(1));
@@ -558,8 +322,8 @@ pub fn run(
             .map(|p| {
                 let r = run_point(spec, p);
                 if let Ok(ok) = &r {
-                    let mut s = sinks.lock().unwrap_or_else(|e| e.into_inner());
-                    s.append(spec, p, ok)?;
+                    let mut s = store.lock().unwrap_or_else(|e| e.into_inner());
+                    s.record(spec, p, ok)?;
                 }
                 progress.finished(p, &r);
                 Ok(r)
@@ -570,131 +334,10 @@ pub fn run(
     let mut ran = 0;
     for (p, o) in pending.iter().zip(outcomes) {
         match o? {
-            Ok(r) => {
-                ran += 1;
-                done.insert(p.key.clone(), r);
-            }
+            Ok(_) => ran += 1,
             Err(e) => failed.push((p.key.clone(), e)),
         }
     }
-    Ok(summarize(
-        spec, &all, done, skipped, ran, failed, csv_path, db_path,
-    ))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn summarize(
-    spec: &Spec,
-    all: &[Point],
-    mut done: HashMap<String, PointResult>,
-    skipped: usize,
-    ran: usize,
-    failed: Vec<(String, String)>,
-    csv: PathBuf,
-    db: PathBuf,
-) -> Summary {
-    let results: Vec<PointResult> = all.iter().filter_map(|p| done.remove(&p.key)).collect();
-    let by_key: HashMap<&str, &PointResult> = results.iter().map(|r| (r.key.as_str(), r)).collect();
-    let mut best = Vec::new();
-    for (t, trace) in spec.traces.iter().enumerate() {
-        let b = all
-            .iter()
-            .filter(|p| p.trace == t)
-            .filter_map(|p| by_key.get(p.key.as_str()))
-            .min_by(|a, b| a.simulated_secs.total_cmp(&b.simulated_secs));
-        if let Some(b) = b {
-            best.push((trace.label.clone(), (*b).clone()));
-        }
-    }
-    let mut sensitivity = Vec::new();
-    for (ai, axis) in spec.axes.iter().enumerate() {
-        for (t, trace) in spec.traces.iter().enumerate() {
-            let mine: Vec<&Point> = all.iter().filter(|p| p.trace == t).collect();
-            let Some(base) = mine.first() else { continue };
-            let series: Vec<(String, f64)> = mine
-                .iter()
-                .filter(|p| {
-                    p.values
-                        .iter()
-                        .zip(&base.values)
-                        .enumerate()
-                        .all(|(j, (v, b))| j == ai || v == b)
-                })
-                .filter_map(|p| {
-                    by_key
-                        .get(p.key.as_str())
-                        .map(|r| (p.values[ai].clone().unwrap_or_default(), r.simulated_secs))
-                })
-                .collect();
-            let relative = (series.len() >= 2).then(|| {
-                let min = series.iter().map(|s| s.1).fold(f64::INFINITY, f64::min);
-                let max = series.iter().map(|s| s.1).fold(f64::NEG_INFINITY, f64::max);
-                (max - min) / min
-            });
-            sensitivity.push(Sensitivity {
-                axis: axis.name.clone(),
-                trace: trace.label.clone(),
-                relative,
-                series,
-            });
-        }
-    }
-    Summary {
-        total: all.len(),
-        skipped,
-        ran,
-        failed,
-        results,
-        best,
-        sensitivity,
-        csv,
-        db,
-    }
-}
-
-/// The summary as text: counts, the best point of each trace, each axis's sensitivity.
-pub fn summary_text(s: &Summary) -> String {
-    let mut t = format!(
-        "Points: {} ({} run now, {} already done, {} failed)\nResults: {}, {}\n",
-        s.total,
-        s.ran,
-        s.skipped,
-        s.failed.len(),
-        s.csv.display(),
-        s.db.display()
-    );
-    if !s.best.is_empty() {
-        t.push_str("\nBest point per trace:\n");
-        for (trace, b) in &s.best {
-            t.push_str(&format!(
-                "  {trace}: {:.12} s  {}\n",
-                b.simulated_secs, b.key
-            ));
-        }
-    }
-    if !s.sensitivity.is_empty() {
-        t.push_str("\nSensitivity ((max - min) / min, other axes at the first point's values):\n");
-        let aw = s
-            .sensitivity
-            .iter()
-            .map(|x| x.axis.len())
-            .max()
-            .unwrap_or(0);
-        let tw = s
-            .sensitivity
-            .iter()
-            .map(|x| x.trace.len())
-            .max()
-            .unwrap_or(0);
-        for x in &s.sensitivity {
-            let rel = x
-                .relative
-                .map_or_else(|| "-".to_string(), |r| format!("{:.2} %", 100.0 * r));
-            t.push_str(&format!("  {:<aw$}  {:<tw$}  {rel}\n", x.axis, x.trace));
-        }
-    }
-    for (k, e) in &s.failed {
-        t.push_str(&format!("failed: {k}: {e}\n"));
-    }
-    t
+    let store = store.into_inner().unwrap_or_else(|e| e.into_inner());
+    store.finish(spec, &all, ran, failed)
 }

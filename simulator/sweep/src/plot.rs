@@ -124,7 +124,8 @@ fn draw<DB: DrawingBackend>(
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(axis)
         .y_desc("simulated time (s, log scale)")
-        .x_label_formatter(&fmt_x);
+        .x_label_formatter(&fmt_x)
+        .y_label_formatter(&|y: &f64| secs_label(*y));
     if !numeric {
         mesh.x_labels(labels.len() * 2 + 1);
     }
@@ -156,4 +157,37 @@ fn draw<DB: DrawingBackend>(
         .draw()
         .map_err(|x| e(&x))?;
     root.present().map_err(|x| e(&x))
+}
+
+/// A time tick label with 3 significant digits, no float noise: `0.3`, `0.125`, `2.5e-5`.
+fn secs_label(y: f64) -> String {
+    if !(y.is_finite() && y > 0.0) {
+        return format!("{y}");
+    }
+    let mag = y.log10().floor() as i32;
+    if (-3..4).contains(&mag) {
+        let t = format!("{y:.prec$}", prec = (2 - mag).max(0) as usize);
+        if t.contains('.') {
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            t
+        }
+    } else {
+        format!("{y:.2e}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn secs_labels_have_no_float_noise() {
+        let l = super::secs_label;
+        assert_eq!(l(0.30000000000000004), "0.3");
+        assert_eq!(l(0.6000000000000001), "0.6");
+        assert_eq!(l(0.125), "0.125");
+        assert_eq!(l(0.0125), "0.0125");
+        assert_eq!(l(12.5), "12.5");
+        assert_eq!(l(250.0), "250");
+        assert_eq!(l(2.5e-5), "2.50e-5");
+    }
 }
