@@ -63,6 +63,7 @@ pub mod mpi;
 pub mod online;
 pub mod parts;
 pub mod profile;
+pub mod record;
 pub mod runtime;
 pub mod setup;
 pub mod signals;

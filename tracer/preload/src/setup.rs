@@ -141,8 +141,8 @@ fn try_start() -> Result<(), Fail> {
     };
     let writer = writer
         .map(|mut w| {
-            if flowgraph.is_some() {
-                w.set_graph(crate::flowcapture::GraphCapture::new(rank, size));
+            if let Some(f) = flowgraph {
+                w.set_graph(f.capture(rank, size));
             }
             w
         })
