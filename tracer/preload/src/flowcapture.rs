@@ -410,3 +410,100 @@ pub fn at_finalize() {
         fail(e.to_string());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Record;
+    use timeless_flowgraph::Run;
+
+    fn key(record: Record) -> RecordKey {
+        RecordKey {
+            record,
+            comm: None,
+            site: None,
+        }
+    }
+
+    /// Rank 0 of 2 records `init`, a wildcard `irecv` (hole 0), `send 1 0 8 6` (typed),
+    /// `compute 500` (typed), the same send again (a key hit, queued behind the hole), then
+    /// the hole is filled with `irecv 1 3 8 6`, then `finalize`; a second hole is never filled.
+    /// Trace order: init, irecv, send, compute, send, finalize. By hand, nodes in order of
+    /// first visit: init 0, irecv 1, send 2, compute 3, finalize 4 (the irecv before the send
+    /// although the send was recorded first); visits 1, 1, 2, 1, 1; exits init -> irecv,
+    /// irecv -> send, send -> compute then -> finalize (two runs), compute -> send; compute's
+    /// volume 500. A capture of the same lines' text, in trace order, gives the same bytes.
+    #[test]
+    fn typed_records_behind_a_hole_keep_the_texts_numbering() {
+        let send = Record::Send {
+            nonblocking: false,
+            dst: 1,
+            tag: 0,
+            count: 8,
+            dt: 6,
+        };
+        let irecv = Record::Recv {
+            nonblocking: true,
+            src: 1,
+            tag: 3,
+            count: 8,
+            dt: 6,
+        };
+        let mut c = GraphCapture::new(0, 2);
+        c.record(None, None, Text::Str("0 init"));
+        c.hole(0);
+        c.record(Some(&key(send)), None, Text::Args(format_args!("0 {send}")));
+        c.record(
+            Some(&key(Record::Compute)),
+            Some(500.0),
+            Text::Str("0 compute 500"),
+        );
+        c.record(Some(&key(send)), None, Text::Args(format_args!("0 {send}")));
+        c.fill(0, Some(&key(irecv)), Text::Args(format_args!("0 {irecv}")));
+        c.hole(1);
+        c.record(None, None, Text::Str("0 finalize"));
+        let bytes = c.finish().unwrap();
+        let g = format::decode(&bytes, Path::new("x"))
+            .unwrap()
+            .rank_graph(0)
+            .unwrap();
+        let run = |to, count| Run { to, count };
+        assert_eq!(g.visits, [1, 1, 2, 1, 1]);
+        assert_eq!(
+            g.exits,
+            [
+                vec![run(1, 1)],
+                vec![run(2, 1)],
+                vec![run(3, 1), run(4, 1)],
+                vec![run(2, 1)],
+                vec![],
+            ]
+        );
+        assert_eq!(g.volumes[3], [500.0]);
+        let mut t = GraphCapture::new(0, 2);
+        for l in [
+            "0 init",
+            "0 irecv 1 3 8 6",
+            "0 send 1 0 8 6",
+            "0 compute 500",
+            "0 send 1 0 8 6",
+            "0 finalize",
+        ] {
+            t.record(None, None, Text::Str(l));
+        }
+        assert_eq!(t.finish().unwrap(), bytes);
+    }
+
+    /// A line that does not decode abandons the graph with the line in the message.
+    #[test]
+    fn an_undecodable_line_abandons_the_graph() {
+        let mut c = GraphCapture::new(0, 2);
+        c.record(None, None, Text::Str("0 init"));
+        c.record(None, None, Text::Str("0 frobnicate 3"));
+        let e = c.finish().unwrap_err();
+        assert!(
+            e.contains("cannot decode the record '0 frobnicate 3'"),
+            "{e}"
+        );
+    }
+}
