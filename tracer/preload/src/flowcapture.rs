@@ -340,11 +340,13 @@ impl GraphCapture {
                     self.events, events
                 ));
             }
-            eprintln!(
+            // One write, so that the ranks' lines do not interleave.
+            let line = format!(
                 "timeless-preload: rank {}: flow graph checked against the text capture: \
-                 identical ({events} events)",
+                 identical ({events} events)\n",
                 self.rank
             );
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
         }
         Ok(bytes)
     }

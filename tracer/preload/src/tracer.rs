@@ -104,9 +104,12 @@ impl fmt::Display for CommField {
     }
 }
 
-/// Communicators by handle, built lazily from their groups.
+/// Communicators by handle, built lazily from their groups. `MPI_COMM_WORLD`, which most
+/// calls use, is kept apart: finding it is one comparison instead of a hash lookup.
 pub struct CommTable {
     map: FxHashMap<u64, CommInfo>,
+    world_key: u64,
+    world: Option<CommInfo>,
     next_id: u32,
     world_group: MPI_Group,
 }
@@ -115,6 +118,8 @@ impl CommTable {
     pub fn new(world_group: MPI_Group) -> CommTable {
         CommTable {
             map: FxHashMap::default(),
+            world_key: handle_key(mpi::comm_world()),
+            world: None,
             next_id: 0,
             world_group,
         }
@@ -125,6 +130,15 @@ impl CommTable {
     /// `comm_def`).
     pub fn get(&mut self, comm: MPI_Comm) -> Result<&CommInfo, Fail> {
         let key = handle_key(comm);
+        if key == self.world_key {
+            if self.world.is_none() {
+                self.world = Some(self.describe(comm)?);
+            }
+            return self
+                .world
+                .as_ref()
+                .ok_or_else(|| Fail::new("MPI_COMM_WORLD not described"));
+        }
         if !self.map.contains_key(&key) {
             let info = self.describe(comm)?;
             self.map.insert(key, info);
