@@ -11,8 +11,10 @@
 //!
 //! 1. `by_key`: typed key → *slot* (a distinct call signature). A key seen before costs one
 //!    FxHash lookup of a fixed-size value and one visit of the graph builder: the line's text
-//!    is neither formatted nor read. This is all `--flowgraph-only` does per call, besides
-//!    the tracer's own bookkeeping (communicators, requests, the compute clock).
+//!    is neither formatted nor read. Before hashing, the key is compared with the one that
+//!    followed the previous record's slot last time (a loop repeats its sequence: one
+//!    comparison instead of a hash and a probe). This is all `--flowgraph-only` does per call,
+//!    besides the tracer's own bookkeeping (communicators, requests, the compute clock).
 //! 2. On a miss (first sight of a key, or an untyped line: `comm_def`, v-collectives,
 //!    comments), the line's text is formatted (into a reused buffer, if the trace did not
 //!    format it already), decoded by `timeless-trace` and split into its call signature
@@ -111,6 +113,9 @@ struct Slot {
     signature: Vec<u8>,
     /// Nodes are numbered in order of first visit, as an offline build numbers them.
     node: Option<NodeId>,
+    /// The typed record that followed this slot's last keyed record, and its slot: the
+    /// prediction checked before hashing (a loop repeats its sequence).
+    next: Option<(RecordKey, SlotId)>,
 }
 
 type SlotId = u32;
@@ -133,6 +138,8 @@ pub struct GraphCapture {
     by_signature: FxHashMap<Vec<u8>, SlotId>,
     /// Typed records seen before, and their slot (the hot path).
     by_key: KeyMap<SlotId>,
+    /// The slot of the last typed record (see [`Slot::next`]).
+    last: Option<SlotId>,
     /// Untyped lines seen before whose action takes no volume, and their slot.
     by_text: FxHashMap<Box<str>, SlotId>,
     /// Events after the first open hole, in trace order; empty when no hole is open.
@@ -159,6 +166,7 @@ impl GraphCapture {
             slots: Vec::new(),
             by_signature: FxHashMap::default(),
             by_key: KeyMap::default(),
+            last: None,
             by_text: FxHashMap::default(),
             queue: VecDeque::new(),
             scratch: String::new(),
@@ -187,12 +195,40 @@ impl GraphCapture {
         if self.error.is_some() {
             return;
         }
-        if let Some(&slot) = key.and_then(|k| self.by_key.get(k)) {
-            return self.place(Queued::Visit(slot, volume));
+        if let Some(k) = key {
+            if let Some(slot) = self.find(k) {
+                return self.place(Queued::Visit(slot, volume));
+            }
         }
         for (slot, vol) in self.decode(key, text) {
             self.place(Queued::Visit(slot, vol));
         }
+    }
+
+    /// The slot of a typed record seen before: the last one's successor if the key is the
+    /// same (one comparison), else a hash lookup, remembered as the new successor.
+    #[inline]
+    fn find(&mut self, key: &RecordKey) -> Option<SlotId> {
+        let last = self.last.map(|l| l as usize);
+        if let Some(l) = last {
+            if let Some((k, s)) = &self.slots[l].next {
+                if k == key {
+                    self.last = Some(*s);
+                    return Some(*s);
+                }
+            }
+        }
+        let slot = *self.by_key.get(key)?;
+        self.follow(key, slot);
+        Some(slot)
+    }
+
+    /// Records that the typed record `key` (slot `slot`) came after the last one.
+    fn follow(&mut self, key: &RecordKey, slot: SlotId) {
+        if let Some(l) = self.last {
+            self.slots[l as usize].next = Some((*key, slot));
+        }
+        self.last = Some(slot);
     }
 
     /// The place of a wildcard `irecv` record (`id`, in creation order), filled later.
@@ -299,6 +335,7 @@ impl GraphCapture {
                         self.slots.push(Slot {
                             signature: sp.signature,
                             node: None,
+                            next: None,
                         });
                         s
                     }
@@ -307,6 +344,7 @@ impl GraphCapture {
                 match key {
                     Some(k) if !is_def => {
                         self.by_key.insert(*k, slot);
+                        self.follow(k, slot);
                     }
                     None if sp.volume.is_none() && !is_def => {
                         self.by_text.insert(line.into(), slot);
