@@ -2,8 +2,9 @@
 //! sub-communicators, persistent requests and Fortran, the graph the ranks build while running
 //! is byte for byte the graph of the trace they wrote, and `--flowgraph-only` writes the graph
 //! alone, which rebuilds a trace that replays like a traced one. `--flowgraph-only` keys its
-//! nodes by typed records without formatting them; with `TIMELESS_FLOWGRAPH_CHECK=1` every rank
-//! also builds its graph from the text of every line, in the same run, and compares.
+//! nodes by typed records without formatting them; with `TIMELESS_FLOWGRAPH_CHECK=<dir>` every
+//! rank also builds its graph from the text of every line, in the same run, and compares, and
+//! writes that text to `<dir>`: `timeless flowgraph` on it gives the online file byte for byte.
 
 use std::path::{Path, PathBuf};
 
@@ -91,8 +92,10 @@ fn flowgraph_only_writes_the_graph_alone() {
 
 /// `--flowgraph-only` on the programs of `online_graph_is_the_traces_graph` and the stencil:
 /// on every rank the typed capture (no text formatted for a record seen before) gives the
-/// same graph bytes as a capture of every line's text in the same run (compute volumes
-/// included, which differ from run to run so cannot be compared across runs).
+/// same graph bytes as a capture of every line's text in the same run, and the graph file is
+/// byte for byte what `timeless flowgraph` builds offline from the text trace of the same run
+/// (written aside by `TIMELESS_FLOWGRAPH_CHECK=<dir>`; compute volumes differ from run to run,
+/// so two runs cannot be compared).
 #[test]
 fn flowgraph_only_is_the_text_captures_graph() {
     if !common::mpi::have_mpi("flow graph") {
@@ -111,6 +114,8 @@ fn flowgraph_only_is_the_text_captures_graph() {
             .unwrap_or_else(|p| p.into_inner());
         let dir = tmp().join(format!("{program}-checked"));
         let _ = std::fs::remove_dir_all(&dir);
+        let text_dir = tmp().join(format!("{program}-checked-text"));
+        let _ = std::fs::remove_dir_all(&text_dir);
         let exe = programs().join(program);
         let mut a = vec![
             "trace",
@@ -125,7 +130,10 @@ fn flowgraph_only_is_the_text_captures_graph() {
             exe.to_str().unwrap(),
         ];
         a.extend_from_slice(&args);
-        let out = timeless_env(&a, &[("TIMELESS_FLOWGRAPH_CHECK", "1")]);
+        let out = timeless_env(
+            &a,
+            &[("TIMELESS_FLOWGRAPH_CHECK", text_dir.to_str().unwrap())],
+        );
         let (o, e) = text(&out);
         assert!(out.status.success(), "{program}: {o}{e}");
         for r in 0..4 {
@@ -133,8 +141,32 @@ fn flowgraph_only_is_the_text_captures_graph() {
             assert!(e.contains(&ok), "{program}: no '{ok}' in:\n{e}");
         }
         assert!(!e.contains("check failed"), "{program}: {e}");
+        let files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            files,
+            ["flowgraph.tfg"],
+            "{program}: no trace in the output"
+        );
         let bytes = std::fs::read(dir.join("flowgraph.tfg")).unwrap();
         assert!(bytes.len() > 16, "{program}: {} bytes", bytes.len());
+        let list = text_dir.join("trace-list.txt");
+        std::fs::write(&list, "rank-0.txt\nrank-1.txt\nrank-2.txt\nrank-3.txt\n").unwrap();
+        let offline = text_dir.join("offline.tfg");
+        let out = timeless(&[
+            "flowgraph",
+            list.to_str().unwrap(),
+            "-o",
+            offline.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{program}: {:?}", text(&out));
+        assert_eq!(
+            bytes,
+            std::fs::read(&offline).unwrap(),
+            "{program}: --flowgraph-only and the offline graph of the same run differ"
+        );
     }
 }
 

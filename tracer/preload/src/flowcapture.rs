@@ -39,9 +39,11 @@
 //! never filled are dropped, as the trace writes them as comments.
 //!
 //! With `TIMELESS_FLOWGRAPH_ONLY=1` (`--flowgraph-only`) no text file is written and the writer
-//! keeps no text. With `TIMELESS_FLOWGRAPH_CHECK=1` each rank also feeds every line's text to
-//! a second capture and compares the two graphs' bytes at the end (the differential test of
-//! the typed path, `simulator/cli/tests/flowgraph_mpi.rs`).
+//! keeps no text. With `TIMELESS_FLOWGRAPH_CHECK=<dir>` each rank also feeds every line's text
+//! to a second capture and compares the two graphs' bytes at the end, and a `--flowgraph-only`
+//! rank writes the text trace it would have written to `<dir>/rank-<r>.txt`, so that a test
+//! can build the same run's graph offline with `timeless flowgraph` and compare
+//! (`simulator/cli/tests/flowgraph_mpi.rs`).
 //!
 //! At `MPI_Finalize` every rank, traced or not, sends its graph (the graph file format of one
 //! rank) to rank 0 (`PMPI_Gather` of the sizes, `PMPI_Gatherv` of the bytes); rank 0 groups
@@ -70,16 +72,18 @@ pub struct Config {
     pub file: PathBuf,
     /// No text trace is written.
     pub only: bool,
-    /// Each rank also builds its graph from the text of every line and compares
-    /// (`TIMELESS_FLOWGRAPH_CHECK=1`, for tests; see [`GraphCapture::with_text_check`]).
-    pub check: bool,
+    /// `TIMELESS_FLOWGRAPH_CHECK=<dir>` (for tests): each rank also builds its graph from the
+    /// text of every line and compares (see [`GraphCapture::with_text_check`]), and with
+    /// `only`, writes the text trace it did not write to `<dir>/rank-<r>.txt`, for an offline
+    /// build of the same run's graph.
+    pub check: Option<PathBuf>,
 }
 
 impl Config {
     /// A rank's capture as configured.
     pub fn capture(&self, rank: u32, nranks: u32) -> GraphCapture {
         let c = GraphCapture::new(rank, nranks);
-        if self.check {
+        if self.check.is_some() {
             c.with_text_check()
         } else {
             c
@@ -91,10 +95,14 @@ impl Config {
 pub fn configure_from_env() -> Option<&'static Config> {
     let file = std::env::var_os("TIMELESS_FLOWGRAPH").filter(|v| !v.is_empty())?;
     let flag = |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0");
-    Some(CONFIG.get_or_init(|| Config {
-        file: file.into(),
-        only: flag("TIMELESS_FLOWGRAPH_ONLY"),
-        check: flag("TIMELESS_FLOWGRAPH_CHECK"),
+    Some(CONFIG.get_or_init(|| {
+        Config {
+            file: file.into(),
+            only: flag("TIMELESS_FLOWGRAPH_ONLY"),
+            check: flag("TIMELESS_FLOWGRAPH_CHECK")
+                .then(|| std::env::var_os("TIMELESS_FLOWGRAPH_CHECK").map(PathBuf::from))
+                .flatten(),
+        }
     }))
 }
 

@@ -819,9 +819,9 @@ impl Tracer {
         }
         let unfilled =
             |id| format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed");
-        self.out.finish(unfilled)?;
+        self.out.finish(&unfilled)?;
         if let Some(s) = &mut self.stamped {
-            s.writer().finish(unfilled)?;
+            s.writer().finish(&unfilled)?;
         }
         Ok(())
     }

@@ -47,6 +47,8 @@ pub struct Writer {
     graph: Option<Box<crate::flowcapture::GraphCapture>>,
     /// The graph is the only output: no text is kept.
     lean: bool,
+    /// A lean writer's text, written anyway for a test (`TIMELESS_FLOWGRAPH_CHECK`).
+    check: Option<Box<Writer>>,
     /// Segment index and byte offset up to which the text was fed to `online`.
     fed: (usize, usize),
 }
@@ -71,6 +73,7 @@ impl Writer {
             online: None,
             graph: None,
             lean: false,
+            check: None,
             fed: (0, 0),
         }
     }
@@ -87,6 +90,12 @@ impl Writer {
         }
         self.graph = Some(Box::new(capture));
         self.lean = self.file.is_none() && self.online.is_none();
+    }
+
+    /// Also writes a lean writer's records as text to `copy` (a test's check of the graph
+    /// against the same run's text trace). Set it before any record is made.
+    pub fn set_check_copy(&mut self, copy: Writer) {
+        self.check = Some(Box::new(copy));
     }
 
     /// Feeds every line, once its place is final, to `encoder`; the encoder is handed to
@@ -135,6 +144,9 @@ impl Writer {
             if let Some(g) = self.graph.as_mut() {
                 g.record(key, volume, Text::Args(args));
             }
+            if let Some(c) = self.check.as_mut() {
+                c.line(args)?;
+            }
             return Ok(());
         }
         if !matches!(self.segments.last(), Some(Segment::Text(_))) {
@@ -162,6 +174,10 @@ impl Writer {
         if !self.lean {
             self.segments.push(Segment::Hole(id));
         }
+        if let Some(c) = self.check.as_mut() {
+            // Both number their holes in creation order.
+            c.hole();
+        }
         if let Some(g) = self.graph.as_mut() {
             g.hole(id);
         }
@@ -184,6 +200,9 @@ impl Writer {
         if self.lean {
             if let Some(g) = self.graph.as_mut() {
                 g.fill(id, key, Text::Args(args));
+            }
+            if let Some(c) = self.check.as_mut() {
+                c.fill(id, args)?;
             }
             return Ok(());
         }
@@ -251,7 +270,7 @@ impl Writer {
     }
 
     /// Writes everything, replacing each remaining hole with `unfilled(id)` (a comment line).
-    pub fn finish(&mut self, unfilled: impl Fn(HoleId) -> String) -> io::Result<()> {
+    pub fn finish(&mut self, unfilled: &dyn Fn(HoleId) -> String) -> io::Result<()> {
         for seg in &mut self.segments {
             if let Segment::Hole(id) = *seg {
                 let mut text = unfilled(id);
@@ -266,6 +285,9 @@ impl Writer {
         }
         if let Some(g) = self.graph.take() {
             crate::flowcapture::closed(*g);
+        }
+        if let Some(c) = self.check.as_mut() {
+            c.finish(unfilled)?;
         }
         self.flush_ready()?;
         match &mut self.file {
@@ -343,7 +365,7 @@ mod tests {
         assert_eq!(read(&p), "0 init\n0 irecv 2 5 8 6\n0 send 1 0 8 6\n");
         let h2 = w.hole();
         w.line(format_args!("0 finalize")).unwrap();
-        w.finish(|id| format!("# unresolved {id}")).unwrap();
+        w.finish(&|id| format!("# unresolved {id}")).unwrap();
         assert_eq!(h2, 1);
         assert!(read(&p).ends_with("# unresolved 1\n0 finalize\n"));
         std::fs::remove_dir_all(&dir).ok();
