@@ -155,7 +155,7 @@ pub struct GraphCapture {
     /// Formatting buffer for lines not seen before.
     scratch: String,
     /// A capture fed with every line's text only, compared at the end
-    /// (`TIMELESS_FLOWGRAPH_CHECK=1`).
+    /// (`TIMELESS_FLOWGRAPH_CHECK`).
     shadow: Option<Box<GraphCapture>>,
     /// Events visited.
     events: u64,
