@@ -19,6 +19,13 @@
 //! Every count read is checked against the bytes left before anything is allocated (each item
 //! takes at least one byte), node ids against the node count, run counts and repeats >= 1; a
 //! truncated or damaged file gives [`FlowGraphError::Corrupt`] with the byte offset.
+//!
+//! Patterns and volume runs are expanded when read, and a few bytes can state a huge
+//! expansion (a pattern repeated 2^40 times). So a file may expand to at most
+//! [`MAX_EXPANDED`] exit runs and volumes in all (4 GiB of memory; a trace that needs more has
+//! over 2^28 branch changes or compute events, some 10 GB of text), and the memory is
+//! reserved fallibly: a file beyond either limit is refused with its offset instead of
+//! aborting the process on a failed allocation.
 
 use std::path::Path;
 
@@ -26,13 +33,16 @@ use timeless_grammar::varint::{put_u64, Reader};
 
 use crate::error::FlowGraphError;
 use crate::graph::{RankGraph, Run};
-use crate::pattern::{compress, expand, Segment};
+use crate::pattern::{compress, Segment};
 use crate::FlowGraphs;
 
 /// File magic.
 pub const MAGIC: &[u8; 4] = b"TLFG";
 /// Format version.
 pub const VERSION: u8 = 1;
+
+/// Most exit runs and volumes a file may expand to, in all (16 bytes per run, 8 per volume).
+pub const MAX_EXPANDED: u64 = 1 << 28;
 
 /// The file's bytes.
 pub fn encode(g: &FlowGraphs) -> Vec<u8> {
@@ -151,6 +161,8 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<FlowGraphs, FlowGraphError> {
     let nranks = count(&mut r, "rank count", 1)?;
     let ngraphs = count(&mut r, "graph count", 2)?;
     let mut graphs = Vec::with_capacity(ngraphs);
+    // Exit runs and volumes expanded so far (at most MAX_EXPANDED).
+    let mut expanded: u64 = 0;
     for _ in 0..ngraphs {
         let nodes = count(&mut r, "node count", 2)?;
         let mut signatures = Vec::with_capacity(nodes);
@@ -197,19 +209,31 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<FlowGraphs, FlowGraphError> {
                 }
                 segs.push(Segment { pattern, repeat });
             }
-            // Bounded: every run of the expansion is at least one visit, and visits are
-            // bounded by the volumes and signatures a file can state... so cap the expansion.
+            // A few bytes can state a huge expansion: bounded file-wide (module docs).
             let total: u64 = segs
                 .iter()
                 .map(|s| s.repeat.saturating_mul(s.pattern.len() as u64))
                 .fold(0u64, u64::saturating_add);
-            if total > 1 << 32 {
+            expanded = expanded.saturating_add(total);
+            if expanded > MAX_EXPANDED {
                 return Err(corrupt(
                     r.offset(),
-                    format!("{total} exit runs for one node"),
+                    format!("{total} exit runs for one node: more than {MAX_EXPANDED} in the file"),
                 ));
             }
-            exits.push(expand(&segs));
+            let mut runs = Vec::new();
+            if runs.try_reserve_exact(total as usize).is_err() {
+                return Err(corrupt(
+                    r.offset(),
+                    format!("{total} exit runs for one node: cannot allocate them"),
+                ));
+            }
+            for seg in &segs {
+                for _ in 0..seg.repeat {
+                    runs.extend_from_slice(&seg.pattern);
+                }
+            }
+            exits.push(runs);
         }
         let mut graph = RankGraph {
             signatures,
@@ -244,6 +268,19 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<FlowGraphs, FlowGraphError> {
                             "a run of {n} volumes for node {node} of {} visits",
                             graph.visits[node]
                         ),
+                    ));
+                }
+                expanded = expanded.saturating_add(n);
+                if expanded > MAX_EXPANDED {
+                    return Err(corrupt(
+                        at,
+                        format!("a run of {n} volumes: more than {MAX_EXPANDED} in the file"),
+                    ));
+                }
+                if v.try_reserve(n as usize).is_err() {
+                    return Err(corrupt(
+                        at,
+                        format!("a run of {n} volumes: cannot allocate them"),
                     ));
                 }
                 let x = if head & 1 == 1 {

@@ -315,3 +315,65 @@ fn durations_from_a_timed_trace() {
     let e = FlowGraphs::from_timed(&list).unwrap_err().to_string();
     assert!(e.contains("rank-1.timed.txt:2:"), "{e}");
 }
+
+/// LEB128 varint, as the file writes them.
+fn varint(mut v: u64, out: &mut Vec<u8>) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A 20-byte file stating a huge expansion is refused with its offset, before anything of
+/// that size is allocated: a barrier node whose one exit pattern (back to itself) is repeated
+/// 2^40 times; a compute node looping 2^40 times with one run of 2^40 equal volumes.
+#[test]
+fn huge_expansions_are_refused_not_allocated() {
+    let head = |sig: &[u8]| {
+        let mut b = b"TLFG\x01".to_vec();
+        varint(1, &mut b); // ranks
+        varint(1, &mut b); // graphs
+        varint(1, &mut b); // nodes
+        varint(sig.len() as u64, &mut b);
+        b.extend_from_slice(sig);
+        varint(1, &mut b); // entry: node 0
+        varint(1, &mut b); // segments of node 0
+        varint(1, &mut b); // pattern length
+        varint(0, &mut b); // to node 0
+        b
+    };
+    // Barrier (opcode 12, world): run of 1 visit, repeated 2^40 times.
+    let mut b = head(&[12, 0]);
+    varint(1, &mut b);
+    let at = b.len();
+    varint(1 << 40, &mut b);
+    varint(0, &mut b);
+    let e = format::decode(&b, Path::new("h.tfg"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("h.tfg: byte ")
+            && e.contains("1099511627776 exit runs for one node: more than 268435456 in the file"),
+        "{e} (repeat at byte {at})"
+    );
+    // Compute (opcode 4, world): one run of 2^40 visits, then 2^40 volumes of 7 flops.
+    let mut b = head(&[4, 0]);
+    varint(1 << 40, &mut b);
+    varint(1, &mut b); // repeat
+    varint(0, &mut b); // rank 0 follows graph 0
+    varint(1, &mut b); // one volume run
+    let at = b.len();
+    varint(((1u64 << 40) << 1) | 1, &mut b);
+    varint(14, &mut b); // zigzag 7
+    varint(0, &mut b); // no durations
+    let e = format::decode(&b, Path::new("h.tfg"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        format!(
+            "h.tfg: byte {at}: a run of 1099511627776 volumes: more than 268435456 in the file"
+        )
+    );
+}

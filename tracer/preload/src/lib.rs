@@ -21,7 +21,9 @@
 //! * **Record kinds** ([`hooks`]) write the actions; [`tracer`] holds per-rank state (world
 //!   ranks of communicators, predefined datatypes, pending requests); [`writer`] buffers whole
 //!   lines, holds back text behind an `irecv` whose source is not known yet, and writes as the
-//!   buffer fills.
+//!   buffer fills. The frequent records are typed values ([`record`]) whose `Display` is the
+//!   text, so the online flow graph ([`flowcapture`], `TIMELESS_FLOWGRAPH`) finds their node
+//!   by key without formatting them.
 //! * **Safety** ([`runtime`]): each wrapper returns exactly what the library returned; tracer
 //!   code runs under `catch_unwind`; a re-entrancy guard passes calls made from inside MPI
 //!   straight through; an internal failure disables tracing with one message on stderr. A
@@ -63,6 +65,7 @@ pub mod mpi;
 pub mod online;
 pub mod parts;
 pub mod profile;
+pub mod record;
 pub mod runtime;
 pub mod setup;
 pub mod signals;

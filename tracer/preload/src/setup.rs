@@ -134,15 +134,24 @@ fn try_start() -> Result<(), Fail> {
         if let Some(o) = online {
             w.set_online(o);
         }
-        Ok(w)
+        match flowgraph.and_then(|f| f.check.as_ref()) {
+            // A test's check: the text trace of this run, next to the graph.
+            Some(check) => std::fs::create_dir_all(check)
+                .and_then(|_| Writer::create(&check.join(meta::rank_file(rank)), buffer))
+                .map(|c| {
+                    w.set_check_copy(c);
+                    w
+                }),
+            None => Ok(w),
+        }
     } else {
         std::fs::create_dir_all(&dir)
             .and_then(|_| crate::online::writer(&dir.join(meta::rank_file(rank)), buffer, online))
     };
     let writer = writer
         .map(|mut w| {
-            if flowgraph.is_some() {
-                w.set_graph(crate::flowcapture::GraphCapture::new(rank, size));
+            if let Some(f) = flowgraph {
+                w.set_graph(f.capture(rank, size));
             }
             w
         })

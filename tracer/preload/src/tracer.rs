@@ -30,6 +30,7 @@ use timeless_trace::Datatype;
 use crate::burst::{BurstCarry, BurstRule, SiteState};
 use crate::clock::thread_cpu_chained_secs;
 use crate::mpi::{self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Request, MPI_Status};
+use crate::record::{Record, RecordKey};
 use crate::stamps::Stamped;
 use crate::writer::{HoleId, Writer};
 use std::any::TypeId;
@@ -103,9 +104,12 @@ impl fmt::Display for CommField {
     }
 }
 
-/// Communicators by handle, built lazily from their groups.
+/// Communicators by handle, built lazily from their groups. `MPI_COMM_WORLD`, which most
+/// calls use, is kept apart: finding it is one comparison instead of a hash lookup.
 pub struct CommTable {
     map: FxHashMap<u64, CommInfo>,
+    world_key: u64,
+    world: Option<CommInfo>,
     next_id: u32,
     world_group: MPI_Group,
 }
@@ -114,6 +118,8 @@ impl CommTable {
     pub fn new(world_group: MPI_Group) -> CommTable {
         CommTable {
             map: FxHashMap::default(),
+            world_key: handle_key(mpi::comm_world()),
+            world: None,
             next_id: 0,
             world_group,
         }
@@ -124,6 +130,15 @@ impl CommTable {
     /// `comm_def`).
     pub fn get(&mut self, comm: MPI_Comm) -> Result<&CommInfo, Fail> {
         let key = handle_key(comm);
+        if key == self.world_key {
+            if self.world.is_none() {
+                self.world = Some(self.describe(comm)?);
+            }
+            return self
+                .world
+                .as_ref()
+                .ok_or_else(|| Fail::new("MPI_COMM_WORLD not described"));
+        }
         if !self.map.contains_key(&key) {
             let info = self.describe(comm)?;
             self.map.insert(key, info);
@@ -228,7 +243,9 @@ pub enum Pending {
     Recv {
         src: Option<u32>,
         tag: Option<i32>,
-        peers: Arc<[u32]>,
+        /// World rank of each member of the communicator, kept for a wildcard source only
+        /// (its completion names the sender).
+        peers: Option<Arc<[u32]>>,
         comm: Option<u32>,
         count: u64,
         dt: u8,
@@ -236,6 +253,50 @@ pub enum Pending {
     },
     /// A nonblocking collective, recorded when posted: its completion records nothing.
     Collective,
+}
+
+/// Pending requests by handle, each handle's oldest first. Handles are not unique (Open MPI
+/// returns one shared, already complete request for every send that completed at once), but
+/// a handle almost always has one request: it is kept inline in `first`, and only the others
+/// in a queue, so tracking a request allocates nothing.
+#[derive(Default)]
+struct Requests {
+    first: FxHashMap<u64, Pending>,
+    more: FxHashMap<u64, VecDeque<Pending>>,
+}
+
+impl Requests {
+    fn push(&mut self, key: u64, p: Pending) {
+        use std::collections::hash_map::Entry;
+        match self.first.entry(key) {
+            Entry::Vacant(v) => {
+                v.insert(p);
+            }
+            Entry::Occupied(_) => self.more.entry(key).or_default().push_back(p),
+        }
+    }
+
+    /// Removes and returns the oldest request of `key`.
+    fn pop(&mut self, key: u64) -> Option<Pending> {
+        let p = self.first.remove(&key)?;
+        if let Some(q) = self.more.get_mut(&key) {
+            if let Some(next) = q.pop_front() {
+                self.first.insert(key, next);
+            }
+            if q.is_empty() {
+                self.more.remove(&key);
+            }
+        }
+        Some(p)
+    }
+
+    fn front(&self, key: u64) -> Option<&Pending> {
+        self.first.get(&key)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Pending> {
+        self.first.values().chain(self.more.values().flatten())
+    }
 }
 
 /// A persistent request (`MPI_Send_init`, `MPI_Recv_init`...): what each `MPI_Start` of it
@@ -418,7 +479,7 @@ pub struct Tracer {
     /// Pending requests by handle. Handles are not unique: Open MPI returns one shared,
     /// already complete request for every send that completed at once, so each handle keeps a
     /// queue, oldest first.
-    reqs: FxHashMap<u64, VecDeque<Pending>>,
+    reqs: Requests,
     /// Persistent requests by handle, from their creation to `MPI_Request_free`.
     persistent: FxHashMap<u64, Persistent>,
     /// Messages matched by `MPI_Mprobe`/`MPI_Improbe` and not received yet, by handle.
@@ -469,7 +530,7 @@ impl Tracer {
             settings,
             comms,
             types: TypeTable::from_library(),
-            reqs: FxHashMap::default(),
+            reqs: Requests::default(),
             persistent: FxHashMap::default(),
             messages: FxHashMap::default(),
             records: 0,
@@ -562,16 +623,46 @@ impl Tracer {
 
     fn action(&mut self, args: fmt::Arguments<'_>, site: Option<u32>) -> Result<(), Fail> {
         self.stamped_only(args)?;
-        self.untimed_action(args, site)
+        self.untimed_action(args, site, None, None)
+    }
+
+    /// Writes a typed record (see `record`) on communicator field `comm`, after the compute
+    /// burst that precedes it; its text is what [`Tracer::rec`] would write.
+    pub fn rec_record(&mut self, record: Record, comm: Option<u32>) -> Result<(), Fail> {
+        let args = format_args!("{record}{}", CommField(comm));
+        if crate::profile::only() {
+            if let Some(p) = &mut self.profile {
+                p.record(args);
+            }
+            return Ok(());
+        }
+        self.flush_compute()?;
+        self.stamped_only(args)?;
+        let key = RecordKey {
+            record,
+            comm,
+            site: self.callsite,
+        };
+        self.untimed_action(args, key.site, Some(&key), None)
     }
 
     /// A record of the TI trace only (compute bursts: the gaps of the timestamped file),
-    /// ending with the call site `site` if any.
-    fn untimed_action(&mut self, args: fmt::Arguments<'_>, site: Option<u32>) -> Result<(), Fail> {
+    /// ending with the call site `site` if any; `key` is its typed key (see `record`) and
+    /// `volume` a `compute` record's flops.
+    fn untimed_action(
+        &mut self,
+        args: fmt::Arguments<'_>,
+        site: Option<u32>,
+        key: Option<&RecordKey>,
+        volume: Option<f64>,
+    ) -> Result<(), Fail> {
         self.count_record();
         let rank = self.rank;
-        self.out
-            .line(format_args!("{rank} {args}{}", SiteField(site)))?;
+        self.out.record(
+            key,
+            volume,
+            format_args!("{rank} {args}{}", SiteField(site)),
+        )?;
         if let Some(p) = &mut self.profile {
             p.record(args);
         }
@@ -649,7 +740,18 @@ impl Tracer {
                 }
             };
             if flops >= 1.0 {
-                self.untimed_action(format_args!("compute {}", flops as u64), None)?;
+                let flops = flops as u64;
+                let key = RecordKey {
+                    record: Record::Compute,
+                    comm: None,
+                    site: None,
+                };
+                self.untimed_action(
+                    format_args!("compute {flops}"),
+                    None,
+                    Some(&key),
+                    Some(flops as f64),
+                )?;
             }
         }
         Ok(())
@@ -717,9 +819,9 @@ impl Tracer {
         }
         let unfilled =
             |id| format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed");
-        self.out.finish(unfilled)?;
+        self.out.finish(&unfilled)?;
         if let Some(s) = &mut self.stamped {
-            s.writer().finish(unfilled)?;
+            s.writer().finish(&unfilled)?;
         }
         Ok(())
     }
@@ -854,7 +956,7 @@ impl Tracer {
     /// The communicator of the oldest request the tracer tracks under `key` (a request
     /// handle), 0 for the world; `None` if untracked or a collective's.
     pub fn request_comm(&self, key: u64) -> Option<u32> {
-        match self.reqs.get(&key)?.front()? {
+        match self.reqs.front(key)? {
             Pending::Send { comm, .. } | Pending::Recv { comm, .. } => Some(comm.unwrap_or(0)),
             Pending::Collective => None,
         }
@@ -863,6 +965,10 @@ impl Tracer {
     /// The `comm=<id>` field of records on `comm` (`None` for the world), after its
     /// `comm_def`.
     pub fn comm_field(&mut self, comm: MPI_Comm) -> Result<Option<u32>, Fail> {
+        let info = self.comms.get(comm)?;
+        if info.defined {
+            return Ok(if info.is_inter { None } else { info.field() });
+        }
         let info = self.comm(comm)?;
         Ok(if info.is_inter { None } else { info.field() })
     }
@@ -876,6 +982,20 @@ impl Tracer {
             return self.rec(args);
         }
         self.rec(format_args!("{args}{}", CommField(info.field())))
+    }
+
+    /// Writes a typed record (see `record`) on `comm`, as [`Tracer::on`] writes its text.
+    pub fn on_record(&mut self, comm: MPI_Comm, record: Record) -> Result<(), Fail> {
+        let info = self.comms.get(comm)?;
+        let (defined, is_inter, id, field) = (info.defined, info.is_inter, info.id, info.field());
+        if !defined {
+            self.comm(comm)?;
+        }
+        if is_inter {
+            self.note(format_args!("comm {id} (intercommunicator)"))?;
+            return self.rec_record(record, None);
+        }
+        self.rec_record(record, field)
     }
 
     /// Root of a rooted collective as a world rank.
@@ -900,17 +1020,12 @@ impl Tracer {
     /// Starts tracking a request.
     pub fn track(&mut self, req: MPI_Request, p: Pending) {
         if req != mpi::request_null() {
-            self.reqs.entry(handle_key(req)).or_default().push_back(p);
+            self.reqs.push(handle_key(req), p);
         }
     }
 
     fn pop(&mut self, req: u64) -> Option<Pending> {
-        let q = self.reqs.get_mut(&req)?;
-        let p = q.pop_front();
-        if q.is_empty() {
-            self.reqs.remove(&req);
-        }
-        p
+        self.reqs.pop(req)
     }
 
     /// Stops tracking a request without recording anything (`MPI_Request_free`).
@@ -931,15 +1046,14 @@ impl Tracer {
     /// Number of point-to-point requests being tracked.
     pub fn pending_p2p(&self) -> usize {
         self.reqs
-            .values()
-            .flatten()
+            .iter()
             .filter(|p| !matches!(p, Pending::Collective))
             .count()
     }
 
     /// The `wait` key of a pending request if it is known before completion.
     pub fn known_key(&self, req: u64) -> Option<WaitKey> {
-        match self.reqs.get(&req)?.front()? {
+        match self.reqs.front(req)? {
             Pending::Send { dst, tag, comm } => Some(WaitKey {
                 src: self.rank,
                 dst: *dst,
@@ -1003,7 +1117,8 @@ impl Tracer {
                 let src = match src {
                     Some(s) => s,
                     None => peers
-                        .get(status.MPI_SOURCE as usize)
+                        .as_deref()
+                        .and_then(|p| p.get(status.MPI_SOURCE as usize))
                         .copied()
                         .ok_or_else(|| Fail::new("completed receive without a valid source"))?,
                 };
@@ -1019,12 +1134,25 @@ impl Tracer {
                 }
                 if let Some(h) = hole {
                     let rank = self.rank;
-                    let site = SiteField(self.hole_sites.remove(&h));
-                    self.out.fill(
+                    let key = RecordKey {
+                        record: Record::Recv {
+                            nonblocking: true,
+                            src,
+                            tag,
+                            count,
+                            dt,
+                        },
+                        comm,
+                        site: self.hole_sites.remove(&h),
+                    };
+                    self.out.fill_record(
                         h,
+                        Some(&key),
                         format_args!(
-                            "{rank} irecv {src} {tag} {count} {dt}{}{site}",
-                            CommField(comm)
+                            "{rank} {}{}{}",
+                            key.record,
+                            CommField(comm),
+                            SiteField(key.site)
                         ),
                     )?;
                     self.fill_stamped(
@@ -1120,10 +1248,16 @@ impl Tracer {
                 dt,
                 comm,
             } => {
-                self.rec(format_args!(
-                    "isend {dst} {tag} {count} {dt}{}",
-                    CommField(comm)
-                ))?;
+                self.rec_record(
+                    Record::Send {
+                        nonblocking: true,
+                        dst,
+                        tag,
+                        count,
+                        dt,
+                    },
+                    comm,
+                )?;
                 self.track(req, Pending::Send { dst, tag, comm });
             }
             Persistent::Recv {
@@ -1136,10 +1270,16 @@ impl Tracer {
             } => {
                 let hole = match (src, tag) {
                     (Some(s), Some(g)) => {
-                        self.rec(format_args!(
-                            "irecv {s} {g} {count} {dt}{}",
-                            CommField(comm)
-                        ))?;
+                        self.rec_record(
+                            Record::Recv {
+                                nonblocking: true,
+                                src: s,
+                                tag: g,
+                                count,
+                                dt,
+                            },
+                            comm,
+                        )?;
                         None
                     }
                     _ => Some(self.hole(count, dt, comm)?),
@@ -1149,7 +1289,7 @@ impl Tracer {
                     Pending::Recv {
                         src,
                         tag,
-                        peers,
+                        peers: src.is_none().then_some(peers),
                         comm,
                         count,
                         dt,

@@ -9,13 +9,21 @@
 //! With online compression (`online`), every line is also handed to the rank's encoder as soon
 //! as its place is final (no hole before it), and the writer may have no file at all
 //! (`TIMELESS_TEXT=0`).
+//!
+//! With an online flow graph (`flowcapture`), every record, hole and fill is handed to the
+//! graph as it is made (the graph keeps its own queue behind open holes), with the record's
+//! typed key when it has one (`record`). When the graph is all there is (`--flowgraph-only`:
+//! no file, no online encoder) the writer is *lean*: it keeps no text at all and a record is
+//! formatted only if the graph has not seen its key before.
 
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
+use crate::flowcapture::Text;
 use crate::online::OnlineEncoder;
+use crate::record::RecordKey;
 
 /// Identifies a hole, in creation order.
 pub type HoleId = u64;
@@ -35,9 +43,13 @@ pub struct Writer {
     next_hole: HoleId,
     written_bytes: u64,
     online: Option<Box<OnlineEncoder>>,
-    /// The online flow graph (`flowcapture`), fed like `online`.
+    /// The online flow graph (`flowcapture`), fed each record as it is made.
     graph: Option<Box<crate::flowcapture::GraphCapture>>,
-    /// Segment index and byte offset up to which the text was fed to `online` and `graph`.
+    /// The graph is the only output: no text is kept.
+    lean: bool,
+    /// A lean writer's text, written anyway for a test (`TIMELESS_FLOWGRAPH_CHECK`).
+    check: Option<Box<Writer>>,
+    /// Segment index and byte offset up to which the text was fed to `online`.
     fed: (usize, usize),
 }
 
@@ -60,37 +72,49 @@ impl Writer {
             written_bytes: 0,
             online: None,
             graph: None,
+            lean: false,
+            check: None,
             fed: (0, 0),
         }
     }
 
-    /// Feeds every line, once its place is final, to the flow graph `capture`, handed to
-    /// `flowcapture::closed` when the writer finishes.
-    pub fn set_graph(&mut self, capture: crate::flowcapture::GraphCapture) {
+    /// Hands every record, hole and fill to the flow graph `capture` from now on (the text
+    /// buffered so far first), which is handed to `flowcapture::closed` when the writer
+    /// finishes. Set it before any hole is made.
+    pub fn set_graph(&mut self, mut capture: crate::flowcapture::GraphCapture) {
+        for seg in &self.segments {
+            match seg {
+                Segment::Text(s) => capture.record(None, None, Text::Str(s)),
+                Segment::Hole(_) => break,
+            }
+        }
         self.graph = Some(Box::new(capture));
-        self.feed_online();
+        self.lean = self.file.is_none() && self.online.is_none();
+    }
+
+    /// Also writes a lean writer's records as text to `copy` (a test's check of the graph
+    /// against the same run's text trace). Set it before any record is made.
+    pub fn set_check_copy(&mut self, copy: Writer) {
+        self.check = Some(Box::new(copy));
     }
 
     /// Feeds every line, once its place is final, to `encoder`; the encoder is handed to
     /// `online::closed` when the writer finishes.
     pub fn set_online(&mut self, encoder: OnlineEncoder) {
         self.online = Some(Box::new(encoder));
+        self.lean = false;
         self.feed_online();
     }
 
-    /// Hands the text between the feed cursor and the first hole to the online encoder and the
-    /// flow graph.
+    /// Hands the text between the feed cursor and the first hole to the online encoder.
     fn feed_online(&mut self) {
-        if self.online.is_none() && self.graph.is_none() {
+        if self.online.is_none() {
             return;
         }
         let (mut i, mut off) = self.fed;
         while let Some(Segment::Text(s)) = self.segments.get(i) {
             if let Some(enc) = self.online.as_mut() {
                 enc.feed(&s[off..]);
-            }
-            if let Some(g) = self.graph.as_mut() {
-                g.feed(&s[off..]);
             }
             if i + 1 == self.segments.len() {
                 off = s.len();
@@ -102,21 +126,40 @@ impl Writer {
         self.fed = (i, off);
     }
 
-    fn tail(&mut self) -> &mut String {
+    /// Appends one line (`args` without its newline): a comment, or a record without a
+    /// typed key.
+    pub fn line(&mut self, args: fmt::Arguments<'_>) -> io::Result<()> {
+        self.record(None, None, args)
+    }
+
+    /// Appends one record line (`args` without its newline) whose typed key is `key`, if any
+    /// (`volume`: a `compute` record's flops, which its key leaves out).
+    pub fn record(
+        &mut self,
+        key: Option<&RecordKey>,
+        volume: Option<f64>,
+        args: fmt::Arguments<'_>,
+    ) -> io::Result<()> {
+        if self.lean {
+            if let Some(g) = self.graph.as_mut() {
+                g.record(key, volume, Text::Args(args));
+            }
+            if let Some(c) = self.check.as_mut() {
+                c.line(args)?;
+            }
+            return Ok(());
+        }
         if !matches!(self.segments.last(), Some(Segment::Text(_))) {
             self.segments.push(Segment::Text(String::new()));
         }
-        match self.segments.last_mut() {
-            Some(Segment::Text(s)) => s,
-            _ => unreachable!("a text segment was just pushed"),
-        }
-    }
-
-    /// Appends one record line (`line` without its newline).
-    pub fn line(&mut self, args: fmt::Arguments<'_>) -> io::Result<()> {
-        let tail = self.tail();
+        let Some(Segment::Text(tail)) = self.segments.last_mut() else {
+            unreachable!("a text segment was just pushed")
+        };
         let before = tail.len();
         fmt::Write::write_fmt(tail, args).map_err(|_| io::Error::other("format error"))?;
+        if let Some(g) = self.graph.as_mut() {
+            g.record(key, volume, Text::Str(&tail[before..]));
+        }
         tail.push('\n');
         let added = tail.len() - before;
         self.buffered_bytes += added;
@@ -128,18 +171,50 @@ impl Writer {
     pub fn hole(&mut self) -> HoleId {
         let id = self.next_hole;
         self.next_hole += 1;
-        self.segments.push(Segment::Hole(id));
+        if !self.lean {
+            self.segments.push(Segment::Hole(id));
+        }
+        if let Some(c) = self.check.as_mut() {
+            // Both number their holes in creation order.
+            c.hole();
+        }
+        if let Some(g) = self.graph.as_mut() {
+            g.hole(id);
+        }
         id
     }
 
-    /// Fills a hole with its record line (without newline). Unknown ids are ignored.
+    /// Fills a hole with its line (without newline). Unknown ids are ignored.
     pub fn fill(&mut self, id: HoleId, args: fmt::Arguments<'_>) -> io::Result<()> {
+        self.fill_record(id, None, args)
+    }
+
+    /// Fills a hole with its record line (without newline) whose typed key is `key`, if any.
+    /// Unknown ids are ignored.
+    pub fn fill_record(
+        &mut self,
+        id: HoleId,
+        key: Option<&RecordKey>,
+        args: fmt::Arguments<'_>,
+    ) -> io::Result<()> {
+        if self.lean {
+            if let Some(g) = self.graph.as_mut() {
+                g.fill(id, key, Text::Args(args));
+            }
+            if let Some(c) = self.check.as_mut() {
+                c.fill(id, args)?;
+            }
+            return Ok(());
+        }
         if let Some(seg) = self
             .segments
             .iter_mut()
             .find(|s| matches!(s, Segment::Hole(h) if *h == id))
         {
             let mut text = fmt::format(args);
+            if let Some(g) = self.graph.as_mut() {
+                g.fill(id, key, Text::Str(&text));
+            }
             text.push('\n');
             self.buffered_bytes += text.len();
             *seg = Segment::Text(text);
@@ -195,7 +270,7 @@ impl Writer {
     }
 
     /// Writes everything, replacing each remaining hole with `unfilled(id)` (a comment line).
-    pub fn finish(&mut self, unfilled: impl Fn(HoleId) -> String) -> io::Result<()> {
+    pub fn finish(&mut self, unfilled: &dyn Fn(HoleId) -> String) -> io::Result<()> {
         for seg in &mut self.segments {
             if let Segment::Hole(id) = *seg {
                 let mut text = unfilled(id);
@@ -210,6 +285,9 @@ impl Writer {
         }
         if let Some(g) = self.graph.take() {
             crate::flowcapture::closed(*g);
+        }
+        if let Some(c) = self.check.as_mut() {
+            c.finish(unfilled)?;
         }
         self.flush_ready()?;
         match &mut self.file {
@@ -287,7 +365,7 @@ mod tests {
         assert_eq!(read(&p), "0 init\n0 irecv 2 5 8 6\n0 send 1 0 8 6\n");
         let h2 = w.hole();
         w.line(format_args!("0 finalize")).unwrap();
-        w.finish(|id| format!("# unresolved {id}")).unwrap();
+        w.finish(&|id| format!("# unresolved {id}")).unwrap();
         assert_eq!(h2, 1);
         assert!(read(&p).ends_with("# unresolved 1\n0 finalize\n"));
         std::fs::remove_dir_all(&dir).ok();

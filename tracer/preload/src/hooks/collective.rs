@@ -51,7 +51,7 @@ collective!(
     Barrier => barrier[comm]()
 );
 fn barrier(t: &mut Tracer, comm: MPI_Comm) -> Result<(), Fail> {
-    t.on(comm, format_args!("barrier"))
+    t.on_record(comm, Record::Barrier)
 }
 
 collective!(
@@ -68,7 +68,14 @@ fn bcast(
 ) -> Result<(), Fail> {
     let (n, id) = t.volume(count, dt)?;
     let r = t.root(comm, root)?;
-    t.on(comm, format_args!("bcast {n} {r} {id}"))
+    t.on_record(
+        comm,
+        Record::Bcast {
+            count: n,
+            root: r,
+            dt: id,
+        },
+    )
 }
 
 collective!(
@@ -88,19 +95,33 @@ fn reduce(
 ) -> Result<(), Fail> {
     let (n, id) = t.volume(count, dt)?;
     let r = t.root(comm, root)?;
-    t.on(comm, format_args!("reduce {n} 0 {r} {id}"))
+    t.on_record(
+        comm,
+        Record::Reduce {
+            count: n,
+            root: r,
+            dt: id,
+        },
+    )
 }
 
 /// Writes `<keyword> count 0 dt` (allreduce, scan, exscan).
 fn reduction(
     t: &mut Tracer,
-    keyword: &str,
+    op: Reduction,
     count: c_int,
     dt: Dt,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
     let (n, id) = t.volume(count, dt)?;
-    t.on(comm, format_args!("{keyword} {n} 0 {id}"))
+    t.on_record(
+        comm,
+        Record::Reduction {
+            op,
+            count: n,
+            dt: id,
+        },
+    )
 }
 
 collective!(
@@ -116,7 +137,7 @@ fn allreduce(
     _: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    reduction(t, "allreduce", count, dt, comm)
+    reduction(t, Reduction::AllReduce, count, dt, comm)
 }
 
 collective!(
@@ -132,7 +153,7 @@ fn scan(
     _: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    reduction(t, "scan", count, dt, comm)
+    reduction(t, Reduction::Scan, count, dt, comm)
 }
 
 collective!(
@@ -148,7 +169,7 @@ fn exscan(
     _: MPI_Op,
     comm: MPI_Comm,
 ) -> Result<(), Fail> {
-    reduction(t, "exscan", count, dt, comm)
+    reduction(t, Reduction::ExScan, count, dt, comm)
 }
 
 collective!(
@@ -220,7 +241,17 @@ fn gather(
         (s, sid)
     };
     let w = t.root(comm, root)?;
-    t.on(comm, format_args!("gather {s} {r} {w} {sid} {rid}"))
+    t.on_record(
+        comm,
+        Record::Rooted {
+            scatter: false,
+            send_count: s,
+            recv_count: r,
+            root: w,
+            send_dt: sid,
+            recv_dt: rid,
+        },
+    )
 }
 
 collective!(
@@ -292,7 +323,17 @@ fn scatter(
         (r, rid)
     };
     let w = t.root(comm, root)?;
-    t.on(comm, format_args!("scatter {s} {r} {w} {sid} {rid}"))
+    t.on_record(
+        comm,
+        Record::Rooted {
+            scatter: true,
+            send_count: s,
+            recv_count: r,
+            root: w,
+            send_dt: sid,
+            recv_dt: rid,
+        },
+    )
 }
 
 collective!(
@@ -355,7 +396,16 @@ fn allgather(
     } else {
         t.volume(sc, sdt)?
     };
-    t.on(comm, format_args!("allgather {s} {r} {sid} {rid}"))
+    t.on_record(
+        comm,
+        Record::AllTo {
+            alltoall: false,
+            send_count: s,
+            recv_count: r,
+            send_dt: sid,
+            recv_dt: rid,
+        },
+    )
 }
 
 collective!(
@@ -410,7 +460,16 @@ fn alltoall(
     } else {
         t.volume(sc, sdt)?
     };
-    t.on(comm, format_args!("alltoall {s} {r} {sid} {rid}"))
+    t.on_record(
+        comm,
+        Record::AllTo {
+            alltoall: true,
+            send_count: s,
+            recv_count: r,
+            send_dt: sid,
+            recv_dt: rid,
+        },
+    )
 }
 
 collective!(

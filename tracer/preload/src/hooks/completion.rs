@@ -38,11 +38,11 @@ impl Hook<(Req, *mut c_int, St)> for Test {
         // SAFETY: flag output of a successful call.
         if unsafe { *flag } != 0 {
             if let (_, Some(k)) = t.complete(key, status(st))? {
-                t.rec(format_args!("test {k}"))?;
+                test_rec(t, k)?;
                 wait_rec(t, k)?;
             }
         } else if let Some(k) = known {
-            t.rec(format_args!("test {k}"))?;
+            test_rec(t, k)?;
         }
         Ok(())
     }
@@ -66,7 +66,7 @@ fn completed(
         waits.extend(key);
     }
     if allow_waitall && p2p > 0 && p2p == pending {
-        t.rec(format_args!("waitall"))
+        t.rec_record(Record::WaitAll, None)
     } else {
         waits.into_iter().try_for_each(|k| wait_rec(t, k))
     }

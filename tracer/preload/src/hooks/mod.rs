@@ -42,6 +42,7 @@ use std::ffi::{c_int, c_void};
 use crate::mpi::{
     self, handle_key, MPI_Comm, MPI_Datatype, MPI_Group, MPI_Op, MPI_Request, MPI_Status,
 };
+use crate::record::{Record, Reduction};
 use crate::runtime::Hook;
 use crate::tracer::{
     CommField, Counts, Fail, Matched, Pending, Persistent, Tracer, WaitKey, BYTE_ID,
@@ -86,7 +87,23 @@ fn status<'a>(p: *mut MPI_Status) -> &'a MPI_Status {
 }
 
 fn wait_rec(t: &mut Tracer, k: WaitKey) -> Result<(), Fail> {
-    t.rec(format_args!("wait {k}"))
+    let WaitKey {
+        src,
+        dst,
+        tag,
+        comm,
+    } = k;
+    t.rec_record(Record::Wait { src, dst, tag }, comm)
+}
+
+fn test_rec(t: &mut Tracer, k: WaitKey) -> Result<(), Fail> {
+    let WaitKey {
+        src,
+        dst,
+        tag,
+        comm,
+    } = k;
+    t.rec_record(Record::Test { src, dst, tag }, comm)
 }
 
 fn read_reqs(count: c_int, reqs: Req) -> Vec<u64> {

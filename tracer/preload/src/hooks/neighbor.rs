@@ -148,18 +148,36 @@ fn neighbourhood(
     let mut waits = Vec::new();
     for (peer, tag) in ins {
         if let Some(src) = t.peer(comm, peer)? {
-            t.on(comm, format_args!("irecv {src} {tag} {r} {rid}"))?;
+            t.on_record(
+                comm,
+                Record::Recv {
+                    nonblocking: true,
+                    src,
+                    tag,
+                    count: r,
+                    dt: rid,
+                },
+            )?;
             waits.push((src, me, tag));
         }
     }
     for (peer, tag) in outs {
         if let Some(dst) = t.peer(comm, peer)? {
-            t.on(comm, format_args!("isend {dst} {tag} {s} {sid}"))?;
+            t.on_record(
+                comm,
+                Record::Send {
+                    nonblocking: true,
+                    dst,
+                    tag,
+                    count: s,
+                    dt: sid,
+                },
+            )?;
             waits.push((me, dst, tag));
         }
     }
     for (src, dst, tag) in waits {
-        t.on(comm, format_args!("wait {src} {dst} {tag}"))?;
+        t.on_record(comm, Record::Wait { src, dst, tag })?;
     }
     Ok(())
 }

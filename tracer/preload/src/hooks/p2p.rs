@@ -8,11 +8,11 @@ fn bytes(n: u64, id: u8) -> u64 {
     n.saturating_mul(u64::from(size))
 }
 
-/// Writes `<keyword> dst tag count dt` for a send on `comm`; returns the destination's world
-/// rank, `None` for `MPI_PROC_NULL` (nothing is written).
+/// Writes `send`/`isend dst tag count dt` for a send on `comm`; returns the destination's
+/// world rank, `None` for `MPI_PROC_NULL` (nothing is written).
 fn send(
     t: &mut Tracer,
-    keyword: &str,
+    nonblocking: bool,
     (count, dt, dest, tag, comm): (c_int, Dt, c_int, c_int, MPI_Comm),
 ) -> Result<Option<u32>, Fail> {
     let Some(dst) = t.peer(comm, dest)? else {
@@ -20,7 +20,16 @@ fn send(
     };
     let (n, id) = t.volume(count, dt)?;
     t.profile_direct(comm, bytes(n, id), 0)?;
-    t.on(comm, format_args!("{keyword} {dst} {tag} {n} {id}"))?;
+    t.on_record(
+        comm,
+        Record::Send {
+            nonblocking,
+            dst,
+            tag,
+            count: n,
+            dt: id,
+        },
+    )?;
     Ok(Some(dst))
 }
 
@@ -33,7 +42,7 @@ impl Hook<(SB, c_int, Dt, c_int, c_int, MPI_Comm)> for Send {
         &(_, count, dt, dest, tag, comm): &(SB, c_int, Dt, c_int, c_int, MPI_Comm),
         _: (),
     ) -> Result<(), Fail> {
-        send(t, "send", (count, dt, dest, tag, comm)).map(drop)
+        send(t, false, (count, dt, dest, tag, comm)).map(drop)
     }
 }
 
@@ -46,7 +55,7 @@ impl Hook<(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Isend {
         &(_, count, dt, dest, tag, comm, req): &(SB, c_int, Dt, c_int, c_int, MPI_Comm, Req),
         _: (),
     ) -> Result<(), Fail> {
-        if let Some(dst) = send(t, "isend", (count, dt, dest, tag, comm))? {
+        if let Some(dst) = send(t, true, (count, dt, dest, tag, comm))? {
             let comm = t.comm_field(comm)?;
             // SAFETY: the request output of a successful call.
             t.track(unsafe { *req }, Pending::Send { dst, tag, comm });
@@ -92,7 +101,16 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, St)> for Recv {
         // The profile counts what arrived, the trace what was posted.
         let got = mpi::received_bytes(status(st)).unwrap_or(bytes(n, id));
         t.profile_direct(comm, 0, got)?;
-        t.on(comm, format_args!("recv {src} {tag} {n} {id}"))
+        t.on_record(
+            comm,
+            Record::Recv {
+                nonblocking: false,
+                src,
+                tag,
+                count: n,
+                dt: id,
+            },
+        )
     }
 }
 
@@ -118,7 +136,16 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
         let hole = match (src, tag) {
             (Some(s), Some(g)) => {
                 t.profile_direct(comm, 0, bytes(n, id))?;
-                t.on(comm, format_args!("irecv {s} {g} {n} {id}"))?;
+                t.on_record(
+                    comm,
+                    Record::Recv {
+                        nonblocking: true,
+                        src: s,
+                        tag: g,
+                        count: n,
+                        dt: id,
+                    },
+                )?;
                 None
             }
             _ => {
@@ -126,7 +153,11 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
                 Some(t.hole(n, id, field)?)
             }
         };
-        let peers = t.comm(comm)?.peers;
+        // The members are needed to name a wildcard receive's source at completion.
+        let peers = match src {
+            None => Some(t.comm(comm)?.peers),
+            Some(_) => None,
+        };
         let comm = t.comm_field(comm)?;
         // SAFETY: the request output of a successful call.
         let r = unsafe { *req };
@@ -143,6 +174,26 @@ impl Hook<(RB, c_int, Dt, c_int, c_int, MPI_Comm, Req)> for Irecv {
             },
         );
         Ok(())
+    }
+}
+
+fn send_of(nonblocking: bool, dst: u32, tag: c_int, count: u64, dt: u8) -> Record {
+    Record::Send {
+        nonblocking,
+        dst,
+        tag,
+        count,
+        dt,
+    }
+}
+
+fn recv_of(nonblocking: bool, src: u32, tag: c_int, count: u64, dt: u8) -> Record {
+    Record::Recv {
+        nonblocking,
+        src,
+        tag,
+        count,
+        dt,
     }
 }
 
@@ -169,17 +220,39 @@ fn sendrecv(t: &mut Tracer, a: SendRecvArgs) -> Result<(), Fail> {
     let (rn, rid) = t.volume(a.rcount, a.rdt)?;
     let (me, stag) = (t.rank(), a.stag);
     match (dst, src) {
-        (Some(d), Some((s, 0))) if stag == 0 => {
-            t.on(comm, format_args!("sendRecv {sn} {d} {rn} {s} {sid} {rid}"))
-        }
+        (Some(d), Some((s, 0))) if stag == 0 => t.on_record(
+            comm,
+            Record::SendRecv {
+                send_count: sn,
+                dst: d,
+                recv_count: rn,
+                src: s,
+                send_dt: sid,
+                recv_dt: rid,
+            },
+        ),
         (Some(d), Some((s, rtag))) => {
-            t.on(comm, format_args!("isend {d} {stag} {sn} {sid}"))?;
-            t.on(comm, format_args!("irecv {s} {rtag} {rn} {rid}"))?;
-            t.on(comm, format_args!("wait {me} {d} {stag}"))?;
-            t.on(comm, format_args!("wait {s} {me} {rtag}"))
+            t.on_record(comm, send_of(true, d, stag, sn, sid))?;
+            t.on_record(comm, recv_of(true, s, rtag, rn, rid))?;
+            t.on_record(
+                comm,
+                Record::Wait {
+                    src: me,
+                    dst: d,
+                    tag: stag,
+                },
+            )?;
+            t.on_record(
+                comm,
+                Record::Wait {
+                    src: s,
+                    dst: me,
+                    tag: rtag,
+                },
+            )
         }
-        (Some(d), None) => t.on(comm, format_args!("send {d} {stag} {sn} {sid}")),
-        (None, Some((s, rtag))) => t.on(comm, format_args!("recv {s} {rtag} {rn} {rid}")),
+        (Some(d), None) => t.on_record(comm, send_of(false, d, stag, sn, sid)),
+        (None, Some((s, rtag))) => t.on_record(comm, recv_of(false, s, rtag, rn, rid)),
         (None, None) => Ok(()),
     }
 }
@@ -375,15 +448,13 @@ impl Hook<(RB, c_int, Dt, *mut mpi::MPI_Message, Req)> for Mrecv {
         let Some((m, n, id)) = matched_recv(t, "irecv", count, dt, msg)? else {
             return Ok(());
         };
-        let me = t.rank();
         // SAFETY: the request output of a successful call.
         t.track(
             unsafe { *req },
             Pending::Recv {
                 src: Some(m.src),
                 tag: Some(m.tag),
-                // Only read for a wildcard source, which this receive does not have.
-                peers: std::sync::Arc::from([me]),
+                peers: None,
                 comm: m.comm,
                 count: n,
                 dt: id,

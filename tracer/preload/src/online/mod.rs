@@ -383,7 +383,7 @@ mod tests {
         w.fill(h1, format_args!("0 irecv 1 4 8 6")).unwrap();
         w.line(format_args!("0 wait 1 0 4")).unwrap();
         w.line(format_args!("0 finalize")).unwrap();
-        w.finish(|_| String::new()).unwrap();
+        w.finish(&|_| String::new()).unwrap();
         let t = take_closed()
             .expect("handed over at finish")
             .finish()
