@@ -193,8 +193,12 @@ def build_dir(build, d, tools, objdir, log):
 def run(cmd, env, timeout, cwd):
     """(exit code or 'timeout', output, seconds)."""
     t0 = time.time()
-    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, errors="replace", start_new_session=True)
+    try:
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True, errors="replace",
+                             start_new_session=True)
+    except OSError as e:
+        return f"not started ({e})", "", 0.0
     try:
         out, _ = p.communicate(timeout=timeout)
         code = p.returncode
@@ -228,7 +232,7 @@ def main():
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
     ap.add_argument("--build", type=Path, default=Path("/tmp/suites/build"))
     ap.add_argument("--dirs", default=",".join(DEFAULT_DIRS))
-    ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--timeout", type=int, default=45)
     ap.add_argument("--max-ranks", type=int, default=8)
     ap.add_argument("--limit", type=int, default=0, help="at most this many tests per directory")
     ap.add_argument("--timeless", default="timeless")

@@ -19,8 +19,15 @@
 //! Every count read is checked against the bytes left before anything is allocated (each item
 //! takes at least one byte), node ids against the node count, run counts and repeats >= 1; a
 //! truncated or damaged file gives [`FlowGraphError::Corrupt`] with the byte offset.
+//! Repeated patterns are expanded when read, so a few bytes could ask for billions of runs: a
+//! file whose exits expand to more than [`MAX_EXIT_RUNS`] runs in all is refused the same way
+//! (issue 18, found by fuzzing: an 81-byte file asked for 133 million).
 
 use std::path::Path;
+
+/// The most exit runs a graph file may expand to, over all its graphs and nodes: 2^25 runs,
+/// 512 MiB in memory. A traced program's graphs are far smaller: a run is a change of successor.
+pub const MAX_EXIT_RUNS: u64 = 1 << 25;
 
 use timeless_grammar::varint::{put_u64, Reader};
 
@@ -151,6 +158,7 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<FlowGraphs, FlowGraphError> {
     let nranks = count(&mut r, "rank count", 1)?;
     let ngraphs = count(&mut r, "graph count", 2)?;
     let mut graphs = Vec::with_capacity(ngraphs);
+    let mut exit_runs = 0u64;
     for _ in 0..ngraphs {
         let nodes = count(&mut r, "node count", 2)?;
         let mut signatures = Vec::with_capacity(nodes);
@@ -203,10 +211,14 @@ pub fn decode(bytes: &[u8], path: &Path) -> Result<FlowGraphs, FlowGraphError> {
                 .iter()
                 .map(|s| s.repeat.saturating_mul(s.pattern.len() as u64))
                 .fold(0u64, u64::saturating_add);
-            if total > 1 << 32 {
+            exit_runs = exit_runs.saturating_add(total);
+            if exit_runs > MAX_EXIT_RUNS {
                 return Err(corrupt(
                     r.offset(),
-                    format!("{total} exit runs for one node"),
+                    format!(
+                        "the exits expand to more than {MAX_EXIT_RUNS} runs \
+                         (the limit of a graph file; {total} for this node)"
+                    ),
                 ));
             }
             exits.push(expand(&segs));

@@ -27,7 +27,7 @@ const MAX_POOL: usize = 2000;
 pub struct Stats {
     /// Inputs run (seeds included).
     pub iterations: u64,
-    /// Distinct outcomes seen (accepted, and each error message with its digits removed).
+    /// Distinct outcomes seen (accepted, and each error message without digits and quotes).
     pub outcomes: usize,
     /// Inputs in the pool at the end.
     pub pool: usize,
@@ -55,15 +55,24 @@ pub struct Limits {
     pub hang_secs: u64,
 }
 
-/// The outcome's class: the message with digits removed, so `line 3` and `line 4` are one.
+/// The outcome's class: the message without digits and without quoted text, so `line 3: 'x'`
+/// and `line 4: 'y'` are one class (messages quote the offending input).
 fn class(outcome: &Result<(), String>) -> String {
     match outcome {
         Ok(()) => "ok".into(),
-        Err(m) => m
-            .chars()
-            .filter(|c| !c.is_ascii_digit())
-            .take(120)
-            .collect(),
+        Err(m) => {
+            let mut quoted = false;
+            m.chars()
+                .filter(|&c| {
+                    if c == '\'' || c == '"' {
+                        quoted = !quoted;
+                        return false;
+                    }
+                    !quoted && !c.is_ascii_digit()
+                })
+                .take(120)
+                .collect()
+        }
     }
 }
 

@@ -15,9 +15,9 @@
 //!
 //! # Feedback without coverage
 //! Without compiler instrumentation the driver cannot see new code paths, so it uses the
-//! outcome instead: an input whose outcome text (the error message with its digits removed) was
-//! not seen before joins the pool that later mutations start from. Error messages name what
-//! was expected, so a new message is a good proxy for a new branch of the parser.
+//! outcome instead: an input whose outcome text (the error message without digits and quoted
+//! text) was not seen before joins the pool that later mutations start from. Error messages
+//! name what was expected, so a new message is a good proxy for a new branch of the parser.
 //!
 //! Targets are deterministic; the driver's mutations come from a seeded generator, so a run is
 //! reproducible from its seed.
