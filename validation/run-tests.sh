@@ -42,7 +42,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 echo "== cargo test"
 cargo test --workspace
 # Every parser of user files, fuzzed for a bounded time on the stable toolchain (validation/fuzz):
-# 14 targets x TIMELESS_FUZZ_SECS (default 8) s; fails on a panic, an abort or a hang, and saves
+# 15 targets x TIMELESS_FUZZ_SECS (default 8) s; fails on a panic, an abort or a hang, and saves
 # the input under target/fuzz-crashes/.
 echo "== fuzz (${TIMELESS_FUZZ_SECS:-8} s per target)"
 cargo run -q -p timeless-fuzz -- --secs "${TIMELESS_FUZZ_SECS:-8}"

@@ -94,6 +94,15 @@ pub(crate) fn flowgraph(data: &[u8]) -> Outcome {
     Ok(())
 }
 
+/// A profile database (SQLite): every row read back into a profile.
+pub(crate) fn profile_db(data: &[u8]) -> Outcome {
+    let path = scratch().join("profile.db");
+    std::fs::write(&path, data).map_err(msg)?;
+    timeless_profile::store::read(&path)
+        .map(|_| ())
+        .map_err(msg)
+}
+
 /// Ping-pong CSV; accepted measurements go through the calibration fit.
 pub(crate) fn calibrate_csv(data: &[u8]) -> Outcome {
     let m = parse_csv(&String::from_utf8_lossy(data), "pingpong.csv").map_err(msg)?;

@@ -59,6 +59,12 @@ pub const ALL: &[Target] = &[
         dictionary: &["TFG", "\u{0}\u{0}\u{0}\u{0}", "\u{ff}\u{ff}\u{ff}\u{ff}"],
     },
     Target {
+        name: "profile_db",
+        about: "communicator-centric profile (SQLite profile.db of trace --profile / simulate --profile)",
+        run: inputs::profile_db,
+        dictionary: &["SQLite format 3\u{0}", "\u{0}\u{0}\u{0}\u{0}", "\u{ff}\u{ff}"],
+    },
+    Target {
         name: "calibrate_csv",
         about: "ping-pong measurements CSV, then the network calibration fit",
         run: inputs::calibrate_csv,
