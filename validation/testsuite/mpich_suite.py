@@ -256,7 +256,8 @@ def main():
     with open(a.out / f"{a.mpi}.csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["dir", "language", "test", "ranks", "args", "built", "untraced",
-                    "traced", "untraced_secs", "traced_secs", "same_output", "note"])
+                    "traced", "untraced_secs", "traced_secs", "same_output", "note",
+                    "untraced_exit", "traced_exit"])
         for d in a.dirs.split(","):
             if not (build / d / "Makefile.am").exists():
                 print(f"{d}: no such test directory", file=sys.stderr)
@@ -289,7 +290,8 @@ def main():
                     note = f"untraced exit {u_code}: {tail(u_out)} || traced exit {t_code}: " \
                            f"{tail(t_out)}"
                 w.writerow(row + ["yes", "pass" if up else "fail", "pass" if tp else "fail",
-                                  f"{u_secs:.2f}", f"{t_secs:.2f}", "yes" if same else "no", note])
+                                  f"{u_secs:.2f}", f"{t_secs:.2f}", "yes" if same else "no", note,
+                                  u_code, t_code])
                 f.flush()
                 rows.append((d, name, up, tp))
                 print(f"{a.mpi} {d}/{name} -n {n} {' '.join(args)}: untraced "

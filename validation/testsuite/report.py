@@ -43,7 +43,11 @@ def main():
                       f"{r['untraced']}, traced {r['traced']} — {r['note'][:300]}")
         if both:
             print("\nFailing both untraced and traced (the MPI library, not the tracer):\n")
-            print(", ".join(f"`{r['dir']}/{r['test']}`" for r in both))
+            def why(r):
+                if r.get("untraced_exit"):
+                    return f"exit {r['untraced_exit']} / {r['traced_exit']}"
+                return "timeout" if float(r["untraced_secs"]) >= 44 else "failed"
+            print(", ".join(f"`{r['dir']}/{r['test']}` ({why(r)})" for r in both))
         notes = [r for r in built if r["untraced"] == r["traced"] == "pass"
                  and r["same_output"] != "yes"]
         if notes:
