@@ -30,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -181,6 +182,9 @@ def build_dir(build, d, tools, objdir, log):
         compiler = tools["fc"] if lang != "c" or any(s.endswith((".f", ".f90")) for s in srcs) \
             else tools["cc"]
         exe = bindir / p
+        if exe.exists():  # built by an earlier run: reuse (another run may be executing it)
+            built[p] = exe
+            continue
         cmd = [compiler, "-O1", "-w", "-fallow-argument-mismatch", "-I", str(build / "include"),
                "-I", str(src), "-J", str(bindir)] if compiler == tools["fc"] else \
             [compiler, "-O1", "-w", "-I", str(build / "include"), "-I", str(src)]
@@ -237,6 +241,10 @@ def main():
     ap.add_argument("--limit", type=int, default=0, help="at most this many tests per directory")
     ap.add_argument("--timeless", default="timeless")
     ap.add_argument("--preload", help="the tracer library (TIMELESS_PRELOAD)")
+    ap.add_argument("--only", help="only these tests, as dir/test,dir/test")
+    ap.add_argument("--rerun", type=int, default=3,
+                    help="a test whose untraced and traced results differ runs this many more "
+                         "times each way (flaky or not: counts go to the note)")
     a = ap.parse_args()
 
     tools = dict(TOOLS[a.mpi], name=a.mpi)
@@ -249,8 +257,8 @@ def main():
         env0.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     if a.preload:
         env0["TIMELESS_PRELOAD"] = str(Path(a.preload).resolve())
-    work = build / "run" / a.mpi
-    work.mkdir(parents=True, exist_ok=True)
+    (build / "run").mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f"{a.mpi}-", dir=build / "run"))
     a.out.mkdir(parents=True, exist_ok=True)
     rows = []
     with open(a.out / f"{a.mpi}.csv", "w", newline="") as f:
@@ -266,6 +274,8 @@ def main():
             entries = [e for e in testlist_entries(build / d) if e[1] <= a.max_ranks]
             if a.limit:
                 entries = entries[:a.limit]
+            if a.only:
+                entries = [e for e in entries if f"{d}/{e[0]}" in a.only.split(",")]
             for name, n, args, env, limit in entries:
                 exe = built.get(name)
                 row = [d, language(d), name, n, " ".join(args)]
@@ -275,8 +285,8 @@ def main():
                     continue
                 e = dict(env0, **env)
                 timeout = max(a.timeout, limit or 0)
-                u_code, u_out, u_secs = run([tools["run"], "-n", str(n), *tools["run_args"],
-                                             str(exe), *args], e, timeout, work)
+                u_cmd = [tools["run"], "-n", str(n), *tools["run_args"], str(exe), *args]
+                u_code, u_out, u_secs = run(u_cmd, e, timeout, work)
                 tdir = work / "trace"
                 t_cmd = [a.timeless, "trace", "-n", str(n), "-o", str(tdir), "--ref-speed", "1e9"]
                 if a.mpi == "mpich":
@@ -289,6 +299,12 @@ def main():
                     tail = lambda s: " | ".join(s.strip().splitlines()[-3:])[:300]
                     note = f"untraced exit {u_code}: {tail(u_out)} || traced exit {t_code}: " \
                            f"{tail(t_out)}"
+                if up != tp and a.rerun > 0:
+                    ur = sum(passed(*run(u_cmd, e, timeout, work)[:2]) for _ in range(a.rerun))
+                    tr = sum(passed(*run(t_cmd + ["--", str(exe), *args], e, timeout, work)[:2])
+                             for _ in range(a.rerun))
+                    note = f"reruns: untraced {ur}/{a.rerun} pass, traced {tr}/{a.rerun} " \
+                           f"pass; first run: {note}"
                 w.writerow(row + ["yes", "pass" if up else "fail", "pass" if tp else "fail",
                                   f"{u_secs:.2f}", f"{t_secs:.2f}", "yes" if same else "no", note,
                                   u_code, t_code])
