@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command of README.md: installs what the tests need on a fresh Debian machine, then
-# runs formatting, lint, every test of the workspace and the documentation build.
+# runs formatting, lint, every test of the workspace, the fuzz targets (bounded) and the
+# documentation build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,6 +50,11 @@ venv="$PWD/target/pyvenv"
   "$venv/bin/python" -m pip install -q maturin pytest
 (cd simulator/python && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop -q)
 TIMELESS_BIN="$PWD/target/debug/timeless" "$venv/bin/python" -m pytest -q simulator/python/tests
+# Every parser of user files, fuzzed for a bounded time on the stable toolchain (validation/fuzz):
+# 15 targets x TIMELESS_FUZZ_SECS (default 8) s; fails on a panic, an abort or a hang, and saves
+# the input under target/fuzz-crashes/.
+echo "== fuzz (${TIMELESS_FUZZ_SECS:-8} s per target)"
+cargo run -q -p timeless-fuzz -- --secs "${TIMELESS_FUZZ_SECS:-8}"
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 echo "== all tests passed"

@@ -193,6 +193,47 @@ fn deadlock_names_every_blocked_rank() {
     assert!(e.contains("recv from rank 1 (tag 5, 100 bytes)"), "{e}");
 }
 
+/// Issue 18, found by fuzzing (`validation/fuzz/regressions/trace_text/`): a negative-count
+/// `recv` (probe, then receive) whose sender never sends used to probe forever, the replay
+/// never ending; now it is a deadlock naming the probe, also when the other rank probes too.
+#[test]
+fn probe_that_nothing_can_satisfy_is_a_deadlock_not_a_hang() {
+    let d = setup("0 init\n0 compute 1e6\n", "1 init\n1 recv 0 0 -1\n");
+    let o = simulate(d.path(), &[]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{e}");
+    assert!(
+        e.contains("rank 1 blocked in 'recv' at") && e.contains("rank1.txt:2"),
+        "{e}"
+    );
+    assert!(
+        e.contains("waits for a message from rank 0 (tag 0) to probe"),
+        "{e}"
+    );
+    assert!(!e.contains("rank 0 blocked"), "rank 0 finished: {e}");
+
+    let d = setup("0 init\n0 recv 1 3 -1\n", "1 init\n1 recv 0 4 -1\n");
+    let o = simulate(d.path(), &[]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{e}");
+    assert!(
+        e.contains("waits for a message from rank 1 (tag 3) to probe"),
+        "{e}"
+    );
+    assert!(
+        e.contains("waits for a message from rank 0 (tag 4) to probe"),
+        "{e}"
+    );
+
+    // A probe whose message comes after a long compute still completes.
+    let d = setup(
+        "0 init\n0 compute 1e9\n0 send 1 0 10\n",
+        "1 init\n1 recv 0 0 -1\n",
+    );
+    let o = simulate(d.path(), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 #[test]
 fn unmatched_send_is_reported() {
     // Rank 0's rendezvous send is never received.

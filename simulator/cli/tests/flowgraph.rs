@@ -95,3 +95,28 @@ fn damaged_graph_exits_2_with_offset() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("g.tfg: byte "), "{err}");
 }
+
+/// Issue 18, found by fuzzing: an 81-byte graph file asking for ~133 million exit runs is one
+/// clear error with exit code 2, at once (it took seconds and gigabytes).
+#[test]
+fn graph_file_expanding_past_the_limit_exits_2_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rebuilt");
+    let start = std::time::Instant::now();
+    let (_, err, code) = run(&[
+        "flowgraph",
+        "--reconstruct",
+        "validation/fuzz/regressions/flowgraph/huge-repeat.tfg",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "one message: {err}");
+    assert!(
+        err.contains("huge-repeat.tfg: byte ")
+            && err.contains("exit runs for one node: more than 33554432 in the file"),
+        "{err}"
+    );
+    assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+}

@@ -219,9 +219,13 @@ pub enum LaunchError {
     /// A flow graph was asked for and the run wrote none.
     #[error("the traced run wrote no flow graph (see the tracer's messages)")]
     NoFlowGraph,
-    /// A rank wrote no trace file.
+    /// A rank wrote no trace file: the tracer was not preloaded, or never started because the
+    /// program did not call `MPI_Init`/`MPI_Init_thread` (an MPI-4 sessions program, which the
+    /// tracer does not trace: MPICH test suite, `validation/testsuite/RESULTS.md`).
     #[error(
-        "rank {rank} wrote no trace ({} is missing): was the tracer preloaded?",
+        "rank {rank} wrote no trace ({} is missing): was the tracer preloaded, and does the \
+         program call MPI_Init or MPI_Init_thread? (programs using only MPI-4 sessions, \
+         MPI_Session_init, are not traced)",
         path.display()
     )]
     MissingRank {

@@ -239,3 +239,20 @@ fn the_reference_speed_is_measured_once_unless_given() {
     assert!(choose_ref_speed(Some(-1.0), None, &regular, never).is_err());
     assert!(choose_ref_speed(None, Some("fast"), &regular, never).is_err());
 }
+
+/// Issue 18, MPICH test suite (`init/session*`): a program that only uses MPI-4 sessions runs
+/// unchanged under the tracer but writes no trace; the message says why that may be.
+#[test]
+fn a_missing_rank_file_names_sessions_as_a_cause() {
+    let e = LaunchError::MissingRank {
+        rank: 0,
+        path: Path::new("t/rank-0.txt").to_path_buf(),
+        source: std::io::Error::from(std::io::ErrorKind::NotFound),
+    };
+    assert_eq!(
+        e.to_string(),
+        "rank 0 wrote no trace (t/rank-0.txt is missing): was the tracer preloaded, and does the \
+         program call MPI_Init or MPI_Init_thread? (programs using only MPI-4 sessions, \
+         MPI_Session_init, are not traced)"
+    );
+}

@@ -48,8 +48,9 @@ pub enum Step {
     },
     /// Probe back-off then check for a pending send (negative-count `recv`, reference §4.5).
     Probe { peer: Rank, tag: Tag },
-    /// The check that follows a probe's back-off.
-    ProbeCheck { peer: Rank, tag: Tag },
+    /// The check that follows a probe's back-off (`burned`: the back-off ran as an activity,
+    /// counted in `Simulation::probing` until this check).
+    ProbeCheck { peer: Rank, tag: Tag, burned: bool },
     /// Wait for the group (`Request::waitall`: each request finished as it completes).
     WaitGroup,
     /// Wait for each request of the group in posting order (`Request::wait` on each in turn).

@@ -52,6 +52,9 @@ pub struct Simulation<'p> {
     /// host's property of the same name, which overrides it (SimGrid 3.32 `smpi_host.cpp`).
     overheads: Vec<[PiecewiseFactor; 3]>,
     ready: VecDeque<u32>,
+    /// Ranks whose probe back-off is running: when every activity in progress is one of these
+    /// and no rank is ready, no message can ever arrive and the probes are a deadlock.
+    probing: usize,
     finished: usize,
     ops: Vec<Op>,
     done: Vec<ActivityId>,
@@ -159,6 +162,7 @@ impl<'p> Simulation<'p> {
             overheads,
             route_list: Vec::new(),
             ready: VecDeque::new(),
+            probing: 0,
             finished: 0,
             ops: Vec::new(),
             done: Vec::new(),
@@ -699,13 +703,18 @@ impl<'p> Simulation<'p> {
                     * self.cfg.iprobe_secs
                     * self.platform.hosts()[st.host as usize].speed_flops_per_sec
                     * self.cfg.iprobe_cpu_usage;
-                st.steps.push_front(Step::ProbeCheck { peer, tag });
-                if flops > 0.0 {
+                let burned = flops > 0.0;
+                st.steps.push_front(Step::ProbeCheck { peer, tag, burned });
+                if burned {
                     let a = self.engine.start_exec(st.host, flops);
+                    self.probing += 1;
                     self.block_on_activity(r, a, Account::Probe);
                 }
             }
-            Step::ProbeCheck { peer, tag } => {
+            Step::ProbeCheck { peer, tag, burned } => {
+                if burned {
+                    self.probing -= 1;
+                }
                 let found = self.mail.has_send(r, peer, tag);
                 let st = &mut self.ranks[r as usize];
                 if found {
@@ -715,6 +724,12 @@ impl<'p> Simulation<'p> {
                         st.probe_sleeps += 1;
                     }
                     st.steps.push_front(Step::Probe { peer, tag });
+                    // Nothing but probe back-offs can happen (no rank ready, no other
+                    // activity): no message will ever arrive, and probing on would loop
+                    // forever (issue 18, fuzzing).
+                    if self.ready.is_empty() && self.engine.in_progress() == self.probing {
+                        return Err(self.deadlock());
+                    }
                 }
             }
             Step::WaitGroup => {
@@ -1212,6 +1227,14 @@ impl<'p> Simulation<'p> {
                         rq.peer, rq.bytes
                     ));
                 }
+            }
+            if let Some(Step::Probe { peer, tag } | Step::ProbeCheck { peer, tag, .. }) =
+                st.steps.front()
+            {
+                waits_for.push(format!(
+                    "a message from rank {peer} ({}) to probe",
+                    describe_tag(*tag)
+                ));
             }
             for (src, tag, bytes) in self.mail.unmatched_sends_to(r as u32) {
                 waits_for.push(format!(

@@ -22,8 +22,8 @@
 //!
 //! Patterns and volume runs are expanded when read, and a few bytes can state a huge
 //! expansion (a pattern repeated 2^40 times). So a file may expand to at most
-//! [`MAX_EXPANDED`] exit runs and volumes in all (4 GiB of memory; a trace that needs more has
-//! over 2^28 branch changes or compute events, some 10 GB of text), and the memory is
+//! [`MAX_EXPANDED`] exit runs and volumes in all (512 MiB of memory; a trace that needs more has
+//! over 2^25 branch changes or compute events, some 1 GB of text), and the memory is
 //! reserved fallibly: a file beyond either limit is refused with its offset instead of
 //! aborting the process on a failed allocation.
 
@@ -41,8 +41,10 @@ pub const MAGIC: &[u8; 4] = b"TLFG";
 /// Format version.
 pub const VERSION: u8 = 1;
 
-/// Most exit runs and volumes a file may expand to, in all (16 bytes per run, 8 per volume).
-pub const MAX_EXPANDED: u64 = 1 << 28;
+/// Most exit runs and volumes a file may expand to, in all: 2^25, at most 512 MiB in memory (16
+/// bytes per run, 8 per volume). A traced program's graphs are far smaller: a run is a change of
+/// successor. (Issue 18, found by fuzzing: an 81-byte file asked for 133 million runs.)
+pub const MAX_EXPANDED: u64 = 1 << 25;
 
 /// The file's bytes.
 pub fn encode(g: &FlowGraphs) -> Vec<u8> {

@@ -354,7 +354,7 @@ fn huge_expansions_are_refused_not_allocated() {
         .to_string();
     assert!(
         e.starts_with("h.tfg: byte ")
-            && e.contains("1099511627776 exit runs for one node: more than 268435456 in the file"),
+            && e.contains("1099511627776 exit runs for one node: more than 33554432 in the file"),
         "{e} (repeat at byte {at})"
     );
     // Compute (opcode 4, world): one run of 2^40 visits, then 2^40 volumes of 7 flops.
@@ -372,8 +372,32 @@ fn huge_expansions_are_refused_not_allocated() {
         .to_string();
     assert_eq!(
         e,
-        format!(
-            "h.tfg: byte {at}: a run of 1099511627776 volumes: more than 268435456 in the file"
-        )
+        format!("h.tfg: byte {at}: a run of 1099511627776 volumes: more than 33554432 in the file")
     );
+}
+
+/// Issue 18, found by fuzzing (`validation/fuzz/regressions/flowgraph/huge-repeat.tfg`): an
+/// 81-byte file whose repeated patterns expand to about 133 million exit runs took seconds and
+/// gigabytes to decode; it is now refused, with the byte offset, before anything is expanded.
+#[test]
+fn regression_tiny_file_asking_for_millions_of_runs_is_corrupt() {
+    let bytes: &[u8] = &[
+        0x54, 0x4c, 0x46, 0x47, 0x01, 0x02, 0x02, 0x07, 0x03, 0x00, 0x00, 0x00, 0x08, 0x06, 0x02,
+        0x08, 0xe8, 0x07, 0x00, 0x00, 0x00, 0x09, 0x06, 0x20, 0x12, 0xa4, 0xe8, 0x03, 0x01, 0x00,
+        0x00, 0x08, 0x06, 0x02, 0x08, 0xd0, 0x0f, 0x00, 0x00, 0x00, 0x08, 0x06, 0x02, 0x08, 0xb8,
+        0x17, 0x00, 0x00, 0x00, 0x02, 0x0a, 0x00, 0x02, 0x01, 0x01, 0x03, 0x01, 0x01, 0x01, 0x01,
+        0x80, 0x89, 0xc3, 0xbf, 0x00, 0x04, 0x01, 0x01, 0x80, 0x89, 0xc3, 0xbf, 0x00, 0x01, 0x01,
+        0x03, 0x80, 0x89, 0xc3, 0xbf, 0x00,
+    ];
+    let start = std::time::Instant::now();
+    let Err(e) = timeless_flowgraph::format::decode(bytes, std::path::Path::new("g.tfg")) else {
+        panic!("a graph asking for 133 million runs is refused");
+    };
+    let text = e.to_string();
+    assert!(text.starts_with("g.tfg: byte "), "{text}");
+    assert!(
+        text.contains("exit runs for one node: more than 33554432 in the file"),
+        "{text}"
+    );
+    assert!(start.elapsed().as_secs() < 2, "took {:?}", start.elapsed());
 }
