@@ -220,6 +220,9 @@ fn same_simulation_twice_gives_same_bytes() {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
     let (t1, j1, tl1, p1) = bundled_run(a.path());
+    // Across a second boundary, so that a wall-clock date in any output shows (the simulated
+    // profile carried one, and this test failed whenever its two runs straddled a second).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
     let (t2, j2, tl2, p2) = bundled_run(b.path());
     assert!(String::from_utf8_lossy(&t1).starts_with("Simulated time: "));
     assert_eq!(t1, t2, "text report");

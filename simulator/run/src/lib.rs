@@ -771,7 +771,9 @@ pub fn write_simulated_profile(
         program: trace.map_or_else(|| "(deployment)".into(), |t| t.display().to_string()),
         ranks,
         mpi_library: format!("timeless replay on {}", platform.display()),
-        date: timeless_profile::model::now_utc(),
+        // No wall-clock date: a simulated profile is a function of its inputs (same inputs, same
+        // bytes; two runs straddling a second differed here).
+        date: String::new(),
         notes: cfg.join(" "),
     };
     let p = rec.finish(meta, names.as_ref());

@@ -45,7 +45,8 @@ pub struct RunMeta {
     pub ranks: u32,
     /// The MPI library's version string (measured), or the platform file (simulated).
     pub mpi_library: String,
-    /// When the profile was written, RFC 3339 UTC.
+    /// When the profile was measured, RFC 3339 UTC; empty for a simulated profile (its bytes
+    /// depend only on its inputs).
     pub date: String,
     /// Free-form notes: configuration (`--cfg` items) of a simulated run, ...
     pub notes: String,
