@@ -39,6 +39,14 @@
 //! time. When the certificate fails the component goes back to bottleneck filling, so results
 //! never depend on it (proptests compare both with a full solve after random sequences).
 //!
+//! Flows in their latency phase are variables of penalty 0: they keep their elements (so that
+//! activation costs O(their elements)) but take no part in a solve. Each constraint therefore
+//! keeps the elements of its active variables first, in `elems[..n_active]`, swapping an element
+//! across the boundary when its variable is activated or deactivated, and every loop of the
+//! solve walks that prefix only. Example: a backbone carrying 4,000 flows of 8-byte messages
+//! has nearly all of them waiting out their latency; a solve touching it walks the few dozen in
+//! their bandwidth phase, not 4,000 elements (4096-rank allreduce: 5.98 -> 4.76 s).
+//!
 //! Inputs: capacities, weights, penalties, bounds. Computed: values.
 
 use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
