@@ -3,9 +3,11 @@
 //!
 //! Ping-pong: for each size S, rank 0 runs `send 1 0 S; recv 1 0 S` and rank 1
 //! `recv 0 0 S; send 0 0 S` (the TI traces of reference §11's ping-pong), and the simulated time
-//! is the round trip. Exchange (the benchmark's `exchange`): F ranks in pairs (2k, 2k + 1), each
-//! running `irecv peer 0 S; isend peer 0 S; waitall` (F flows at once), and the simulated time
-//! is one exchange.
+//! is the round trip; with F ranks ([`simulate_pingpong_pairs`], the busy pairs of a folded
+//! calibration) every pair (2k, 2k + 1) runs it at once, F/2 concurrent flows each way.
+//! Exchange (the benchmark's `exchange`): F ranks in pairs (2k, 2k + 1), each running
+//! `irecv peer 0 S; isend peer 0 S; waitall` (F flows at once), and the simulated time is one
+//! exchange.
 
 use std::path::Path;
 
@@ -36,6 +38,58 @@ pub fn simulate_pingpong(
     })
 }
 
+/// Simulated round-trip times `(S, RTT(S) seconds)` of `ranks` ranks (an even number >= 2)
+/// running the ping-pong in pairs (2k, 2k + 1) at once, the even ranks on `hosts[0]` and the
+/// odd ones on `hosts[1]` (module docs): the pairs start together and are identical, so every
+/// pair's round trip is the simulated time. `ranks = 2` is [`simulate_pingpong`].
+///
+/// # Errors
+/// As [`simulate_pingpong`], and [`CalibrateError::Invalid`] for an odd or zero `ranks`.
+pub fn simulate_pingpong_pairs(
+    platform: &Platform,
+    hosts: [HostId; 2],
+    ranks: u64,
+    cfg: &[(String, String)],
+    sizes: &[u64],
+    scratch: &Path,
+) -> Result<Vec<(u64, f64)>, CalibrateError> {
+    let placement = pair_placement(hosts, ranks)?;
+    simulate(platform, &placement, cfg, sizes, scratch, |s| {
+        pingpong_pairs_trace(s, ranks)
+    })
+}
+
+/// The shared TI trace of `ranks / 2` concurrent ping-pongs of `size_bytes` bytes (module
+/// docs); for 2 ranks, the trace of [`simulate_pingpong`].
+pub fn pingpong_pairs_trace(size_bytes: u64, ranks: u64) -> String {
+    let s = size_bytes;
+    let mut t = String::new();
+    for r in 0..ranks {
+        t.push_str(&format!("{r} init\n"));
+    }
+    for r in 0..ranks {
+        let p = r ^ 1;
+        if r % 2 == 0 {
+            t.push_str(&format!("{r} send {p} 0 {s}\n{r} recv {p} 0 {s}\n"));
+        } else {
+            t.push_str(&format!("{r} recv {p} 0 {s}\n{r} send {p} 0 {s}\n"));
+        }
+    }
+    for r in 0..ranks {
+        t.push_str(&format!("{r} finalize\n"));
+    }
+    t
+}
+
+fn pair_placement(hosts: [HostId; 2], ranks: u64) -> Result<Vec<HostId>, CalibrateError> {
+    if ranks < 2 || ranks % 2 == 1 {
+        return Err(CalibrateError::Invalid {
+            what: format!("pairs of ranks need an even number of ranks >= 2, not {ranks}"),
+        });
+    }
+    Ok((0..ranks).map(|r| hosts[(r % 2) as usize]).collect())
+}
+
 /// Simulated times `(S, seconds)` of one exchange of S bytes among `ranks` ranks (an even
 /// number >= 2), the even ranks on `hosts[0]` and the odd ones on `hosts[1]` (module docs);
 /// arguments and errors as [`simulate_pingpong`].
@@ -50,12 +104,7 @@ pub fn simulate_exchange(
     sizes: &[u64],
     scratch: &Path,
 ) -> Result<Vec<(u64, f64)>, CalibrateError> {
-    if ranks < 2 || ranks % 2 == 1 {
-        return Err(CalibrateError::Invalid {
-            what: format!("an exchange needs an even number of ranks >= 2, not {ranks}"),
-        });
-    }
-    let placement: Vec<HostId> = (0..ranks).map(|r| hosts[(r % 2) as usize]).collect();
+    let placement = pair_placement(hosts, ranks)?;
     simulate(platform, &placement, cfg, sizes, scratch, |s| {
         exchange_trace(s, ranks)
     })

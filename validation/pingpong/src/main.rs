@@ -9,7 +9,8 @@
 //! folded run do: `timeless calibrate network --fold K` runs K ranks per core this way).
 //! Rank 0 writes CSV `op,size_bytes,time_secs`, one row per timed
 //! repetition (the calibration takes medians):
-//! * `pingpong`: round trip `MPI_Send` + `MPI_Recv` against `MPI_Recv` + `MPI_Send`, on rank 0;
+//! * `pingpong`: round trip `MPI_Send` + `MPI_Recv` against `MPI_Recv` + `MPI_Send`, on rank 0,
+//!   sent from one buffer and received into another (as OSU's and IMB's ping-pongs);
 //! * `exchange`: both ranks post `MPI_Irecv` and `MPI_Isend` of the same size to each other and
 //!   wait for both (`MPI_Sendrecv`'s pattern), every measuring rank at once after a barrier:
 //!   concurrent flows, two per pair, whose time per exchange on rank 0 tells how they share the
@@ -203,17 +204,22 @@ fn main() {
         // Every measuring pair starts the size together: with --busy-pairs, pairs out of step
         // would measure small sizes against another pair's multi-MiB transfers.
         measuring.barrier();
-        // Ping-pong.
+        // Ping-pong: sent from `msg`, received into `incoming`, as the OSU and Intel MPI
+        // benchmarks do (separate send and receive buffers) and as applications exchange data.
+        // Receiving into the buffer just sent (echoing the data back) made every copy write
+        // lines the peer's core had just read or written: at 32 KiB - 1 MiB the one-way time
+        // doubled (vader's single copy, CMA) and an exchange took half a one-way message
+        // (README, "Concurrent flows").
         for r in 0..opts.warmup + reps {
             let t0 = mpi::time();
             if rank == 0 {
                 peer.send(&msg[..]);
-                peer.receive_into(&mut msg[..]);
+                peer.receive_into(&mut incoming[..size]);
                 if r >= opts.warmup {
                     rows.push(("pingpong", size, mpi::time() - t0));
                 }
             } else {
-                peer.receive_into(&mut msg[..]);
+                peer.receive_into(&mut incoming[..size]);
                 peer.send(&msg[..]);
             }
         }
