@@ -56,9 +56,16 @@
 //! A folded calibration ([`calibrate_folded_network`]) runs the benchmark on every pair of a
 //! folded run at once (F ranks, F/2 pairs): its ping-pong is F/2 concurrent lone flows, its
 //! exchange F. Its model is the unfolded one (lone-flow segments, `os`, `or`) with every
-//! segment's latency raised by the wait for a core ([`added_wait_secs`]), concurrent flows
-//! sharing an aggregate m times a lone flow's bandwidth, m fitted on both series at once
-//! ([`fit_folded_sharing`]), and `ois` fitted on the folded exchange as above.
+//! segment's latency raised by the wait for a core ([`added_wait_secs`]) and by an extra
+//! wait per segment (a rendezvous needs the peer scheduled more than once: 4 ranks per core,
+//! 4 KiB – 32 KiB took 1.5–2.5 µs more than the 1-byte wait), concurrent flows sharing an
+//! aggregate m times a lone flow's bandwidth, m and the extra waits fitted on both series at
+//! once ([`fit_folded_sharing`]), and the unfolded `ois`. The folded exchange, timed from each
+//! rank's own barrier exit, also holds the ranks leaving the barrier a wait apart (4 ranks per
+//! core: about one wait more than a lone message); the replay of the benchmark with its barrier
+//! ([`crate::pingpong_sim::simulate_exchange_after_barrier`]) shows that, and fitting it into
+//! `ois` would charge every isend of a folded application a second wait (commsplit folded,
+//! replayed with it: +90–100 %).
 //!
 //! # Eager/rendezvous threshold
 //! The benchmark times `MPI_Send` while the receiver posts late by `late` seconds: an eager send
@@ -310,14 +317,27 @@ fn exchange_points(
 /// golden-section refinement.
 const RATIO_GRID_STEPS: usize = 2000;
 
-/// Fits m for a folded calibration (module docs) on both series of the busy pairs: F/2
-/// concurrent ping-pongs, whose one-way time is `a + D·max(1, (F/2)/m) + [S < thresh]·(os +
-/// or)` against half the measured round trip, and the exchange of F flows,
-/// `ois + a + D·max(1, F/m) + [S < thresh]·or`, over the sizes of the bandwidth regime of
-/// each (`D >= a`), minimising the sum of squared relative errors (a grid of
-/// [`RATIO_GRID_STEPS`] over [1, F], then golden-section search around the best). `fit`
-/// holds the lone flow's segments with the wait already added. `None` when the exchange was
-/// not measured.
+/// What [`fit_folded_sharing`] fits on a folded run's busy pairs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoldedSharing {
+    /// m, and the exchange points (their fixed parts with the extra waits).
+    pub sharing: FlowSharing,
+    /// Per segment of the fit, seconds: what a folded message waits beyond the wait already
+    /// in the fit's intercepts (a rendezvous needs the peer scheduled more than once);
+    /// `a_k + extra_k >= 0`.
+    pub extra_wait_secs: Vec<f64>,
+}
+
+/// Fits m for a folded calibration (module docs) on both series of the busy pairs, with an
+/// extra wait per segment. For a candidate m, each segment's extra wait `e_k` is the median,
+/// over the segment's ping-pong sizes, of the measured one-way time (half the round trip)
+/// minus the model's, `a_k + D·max(1, (F/2)/m) + [S < thresh]·(os + or)` for the F/2
+/// concurrent pairs; the cost is the sum of squared relative errors of that ping-pong model
+/// plus `e_k` at every size, and of the exchange of F flows, `ois + a_k + e_k + D·max(1, F/m)
+/// + [S < thresh]·or`, over the sizes of its bandwidth regime (`D >= a`). m minimises it: a
+/// grid of [`RATIO_GRID_STEPS`] over [1, F], then golden-section search around the best.
+/// `fit` holds the lone flow's segments with the wait already added. `None` when the exchange
+/// was not measured.
 ///
 /// # Errors
 /// As [`fit_flow_sharing`]: too few exchange sizes in the bandwidth regime, a bad rank count.
@@ -326,7 +346,7 @@ pub fn fit_folded_sharing(
     fit: &PiecewiseFit,
     params: &SimgridParams,
     min_points: usize,
-) -> Result<Option<FlowSharing>, CalibrateError> {
+) -> Result<Option<FoldedSharing>, CalibrateError> {
     if m.medians(Op::Exchange).is_empty() {
         return Ok(None);
     }
@@ -334,39 +354,50 @@ pub fn fit_folded_sharing(
     let f = flows as f64;
     let pairs = (flows / 2).max(1) as f64;
     let points = exchange_points(m, fit, params);
-    let fitted: Vec<&ExchangePoint> = points.iter().filter(|p| p.fitted).collect();
-    if fitted.len() < min_points.max(1) {
-        return Err(too_few_exchange_sizes(fitted.len(), min_points));
+    let in_regime = points.iter().filter(|p| p.fitted).count();
+    if in_regime < min_points.max(1) {
+        return Err(too_few_exchange_sizes(in_regime, min_points));
     }
     let thresh = params.detached_thresh_bytes;
-    // Ping-pong sizes in the bandwidth regime: (fixed part, D, measured one-way).
-    let pp: Vec<(f64, f64, f64)> = m
+    let nseg = fit.segments.len();
+    // Ping-pong sizes: (segment, a + overheads, D, measured one-way).
+    let pp: Vec<(usize, f64, f64, f64)> = m
         .medians(Op::PingPong)
         .iter()
-        .filter_map(|p| {
+        .map(|p| {
             let s = p.size_bytes;
-            let seg = &fit.segments[fit.segment_index(s)];
-            let a = seg.intercept_secs;
+            let k = fit.segment_index(s);
+            let seg = &fit.segments[k];
             let d = seg.slope_secs_per_byte * (s as f64 + fit.offset_bytes);
             let ov = if s < thresh {
                 overhead_at(&params.os, s) + overhead_at(&params.or, s)
             } else {
                 0.0
             };
-            (d > 0.0 && d >= BANDWIDTH_REGIME_SHARE * (a + d)).then_some((
-                a + ov,
-                d,
-                p.time_secs / 2.0,
-            ))
+            (k, seg.intercept_secs + ov, d, p.time_secs / 2.0)
         })
         .collect();
+    let extras = |ratio: f64| -> Vec<f64> {
+        (0..nseg)
+            .map(|k| {
+                let diffs: Vec<f64> = pp
+                    .iter()
+                    .filter(|q| q.0 == k)
+                    .map(|&(_, fixed, d, t)| t - fixed - d * (pairs / ratio).max(1.0))
+                    .collect();
+                median(&diffs).map_or(0.0, |e| e.max(-fit.segments[k].intercept_secs))
+            })
+            .collect()
+    };
     let cost = |ratio: f64| -> f64 {
+        let e = extras(ratio);
         let mut c = 0.0;
-        for &(fixed, d, t) in &pp {
-            c += ((fixed + d * (pairs / ratio).max(1.0) - t) / t).powi(2);
+        for &(k, fixed, d, t) in &pp {
+            c += ((fixed + e[k] + d * (pairs / ratio).max(1.0) - t) / t).powi(2);
         }
-        for p in &fitted {
-            c += ((p.model_secs(ratio, flows) - p.measured_secs) / p.measured_secs).powi(2);
+        for p in points.iter().filter(|p| p.fitted) {
+            let model = p.model_secs(ratio, flows) + e[fit.segment_index(p.size_bytes)];
+            c += ((model - p.measured_secs) / p.measured_secs).powi(2);
         }
         c
     };
@@ -393,11 +424,19 @@ pub fn fit_folded_sharing(
     }
     let r = (lo + hi) / 2.0;
     let ratio = if cost(r) < best.0 { r } else { best.1 };
-    Ok(Some(FlowSharing {
-        flows,
-        aggregate_ratio: ratio,
-        fitted_ratio: ratio,
-        points,
+    let extra_wait_secs = extras(ratio);
+    let mut waited = fit.clone();
+    for (seg, e) in waited.segments.iter_mut().zip(&extra_wait_secs) {
+        seg.intercept_secs += e;
+    }
+    Ok(Some(FoldedSharing {
+        sharing: FlowSharing {
+            flows,
+            aggregate_ratio: ratio,
+            fitted_ratio: ratio,
+            points: exchange_points(m, &waited, params),
+        },
+        extra_wait_secs,
     }))
 }
 
@@ -676,12 +715,15 @@ fn with_exchange_overhead(
     sharing
 }
 
-/// The network of a run folded K ranks per core (module docs, "Folded runs"): the lone flow
-/// fitted on `unfolded` (segments, `os`, `or`, threshold; `opts.added_latency_secs` is the wait
-/// for a core, added to every segment), and from `folded`, the busy pairs' benchmark, the
-/// sharing ratio m ([`fit_folded_sharing`]) and `ois` ([`exchange_overhead_entries`]). Without
-/// a folded exchange (or with `opts.flow_sharing` false) the route is one SHARED link and `ois`
-/// the call cost, the model of [`calibrate_network`] with the wait.
+/// The network of a run folded K ranks per core (module docs, "Folded runs"): the unfolded
+/// calibration of `unfolded` (segments, `os`, `or`, `ois`, threshold; `opts.added_latency_secs`
+/// is the wait for a core, added to every segment), and from `folded`, the busy pairs'
+/// benchmark, the sharing ratio m and an extra wait per segment ([`fit_folded_sharing`]).
+/// `ois` is not refitted on the folded exchange: what it takes beyond its flows there is the
+/// ranks leaving the barrier a wait apart (the replay of the benchmark,
+/// [`crate::pingpong_sim::simulate_exchange_after_barrier`], shows it), not a cost per
+/// message. Without a folded exchange (or with `opts.flow_sharing` false) the route is one
+/// SHARED link, the model of [`calibrate_network`] with the wait.
 ///
 /// # Errors
 /// Those of [`calibrate_network`] on `unfolded`, and of [`fit_folded_sharing`] on `folded`.
@@ -690,23 +732,23 @@ pub fn calibrate_folded_network(
     unfolded: &Measurements,
     opts: &NetworkOptions,
 ) -> Result<NetworkCalibration, CalibrateError> {
-    let lone = NetworkOptions {
-        flow_sharing: false,
-        ..opts.clone()
-    };
-    let base = calibrate_network(unfolded, &lone)?;
-    let mut params = base.params.clone();
-    let flow_sharing = if opts.flow_sharing {
-        fit_folded_sharing(folded, &base.fit, &params, opts.min_points)?
+    let base = calibrate_network(unfolded, opts)?;
+    let mut fit = base.fit.clone();
+    let folded_sharing = if opts.flow_sharing {
+        fit_folded_sharing(folded, &fit, &base.params, opts.min_points)?
     } else {
         None
     };
-    let flow_sharing =
-        flow_sharing.map(|f| with_exchange_overhead(f, folded, &base.fit, &mut params));
+    let flow_sharing = folded_sharing.map(|f| {
+        for (seg, e) in fit.segments.iter_mut().zip(&f.extra_wait_secs) {
+            seg.intercept_secs += e;
+        }
+        f.sharing
+    });
     finish(
         base.one_way,
-        base.fit,
-        params,
+        fit,
+        base.params,
         base.threshold_source,
         flow_sharing,
         opts,
@@ -930,8 +972,12 @@ mod tests {
                 m.push(Op::Exchange, s, 1e-6 + d * 4.0 / truth);
             }
             let f = fit_folded_sharing(&m, &fit, &params, 3).unwrap().unwrap();
-            assert_eq!(f.flows, 4);
-            assert!((f.aggregate_ratio - truth).abs() < 1e-6, "{truth}: {f:?}");
+            assert_eq!(f.sharing.flows, 4);
+            assert!(
+                (f.sharing.aggregate_ratio - truth).abs() < 1e-6,
+                "{truth}: {f:?}"
+            );
+            assert!(f.extra_wait_secs[0].abs() < 1e-15, "{f:?}");
         }
         assert!(
             fit_folded_sharing(&Measurements::default(), &fit, &params, 3)

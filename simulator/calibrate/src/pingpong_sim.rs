@@ -129,6 +129,110 @@ pub fn exchange_trace(size_bytes: u64, ranks: u64) -> String {
     t
 }
 
+/// Simulated times `(S, seconds)` of one exchange as the benchmark times it: `ranks` ranks
+/// (placed as [`simulate_exchange`]) leave a `barrier`, then exchange; each rank's own time
+/// runs from its barrier exit to its last completion, and the exchange lasts the longest of
+/// them. Each rank's barrier exit is its finish date in a replay of the barrier alone (the
+/// replay is deterministic and the barrier comes first). With 2 ranks both leave SimGrid's
+/// barrier together and this is [`simulate_exchange`]; with a folded run's wait per message,
+/// ranks leave it a wait apart, and the first out waits for its partner.
+///
+/// # Errors
+/// As [`simulate_exchange`].
+pub fn simulate_exchange_after_barrier(
+    platform: &Platform,
+    hosts: [HostId; 2],
+    ranks: u64,
+    cfg: &[(String, String)],
+    sizes: &[u64],
+    scratch: &Path,
+) -> Result<Vec<(u64, f64)>, CalibrateError> {
+    let placement = pair_placement(hosts, ranks)?;
+    let exits = replay(
+        platform,
+        &placement,
+        cfg,
+        scratch,
+        0,
+        &barrier_trace(ranks, None),
+    )?;
+    let mut out = Vec::with_capacity(sizes.len());
+    for &s in sizes {
+        let r = replay(
+            platform,
+            &placement,
+            cfg,
+            scratch,
+            s,
+            &barrier_trace(ranks, Some(s)),
+        )?;
+        let longest = r
+            .ranks
+            .iter()
+            .zip(&exits.ranks)
+            .map(|(e, b)| e.finish_secs - b.finish_secs)
+            .fold(0.0, f64::max);
+        out.push((s, longest));
+    }
+    Ok(out)
+}
+
+/// `ranks` ranks in a `barrier`, then (with a size) the exchange of [`exchange_trace`].
+fn barrier_trace(ranks: u64, size_bytes: Option<u64>) -> String {
+    let mut t = String::new();
+    for r in 0..ranks {
+        t.push_str(&format!("{r} init\n{r} barrier\n"));
+    }
+    if let Some(s) = size_bytes {
+        for r in 0..ranks {
+            let p = r ^ 1;
+            t.push_str(&format!(
+                "{r} irecv {p} 0 {s}\n{r} isend {p} 0 {s}\n{r} waitall\n"
+            ));
+        }
+    }
+    for r in 0..ranks {
+        t.push_str(&format!("{r} finalize\n"));
+    }
+    t
+}
+
+fn replay(
+    platform: &Platform,
+    hosts: &[HostId],
+    cfg: &[(String, String)],
+    scratch: &Path,
+    size_bytes: u64,
+    trace: &str,
+) -> Result<timeless_replay::Report, CalibrateError> {
+    let config = config_of(cfg)?;
+    let path = scratch.join("exchange.txt");
+    std::fs::write(&path, trace).map_err(|source| CalibrateError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let fail = |e: &dyn std::fmt::Display| CalibrateError::Invalid {
+        what: format!("replay at {size_bytes} B: {e}"),
+    };
+    let source = TraceSource::Shared(path.clone());
+    Simulation::new(platform, hosts, &source, config)
+        .map_err(|e| fail(&e))?
+        .run(&mut NoObserver)
+        .map_err(|e| fail(&e))
+}
+
+fn config_of(cfg: &[(String, String)]) -> Result<ReplayConfig, CalibrateError> {
+    let mut config = ReplayConfig::default();
+    for (k, v) in cfg {
+        config
+            .set(&format!("{k}:{v}"))
+            .map_err(|e| CalibrateError::Invalid {
+                what: format!("configuration {k}: {e}"),
+            })?;
+    }
+    Ok(config)
+}
+
 fn simulate(
     platform: &Platform,
     hosts: &[HostId],
