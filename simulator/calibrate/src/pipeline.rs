@@ -14,12 +14,13 @@
 //! with every pair of ranks running the benchmark at once (`--busy-pairs`) and ranks 0 and 1
 //! recording; a message then also waits for its receiver to get a core. `timeless validate`
 //! uses `<calibration>/fold<K>/` for runs folded K per core. With `--unfolded DIR`, the written
-//! model is the unfolded calibration's lone flow (DIR's `pingpong.csv`: segments, `os`, `or`)
+//! model is the unfolded calibration's (DIR's `pingpong.csv`: segments, `os`, `or`, `ois`)
 //! with every message's latency raised by that wait
 //! (`timeless_calibrate::network::added_wait_secs`), and how concurrent flows share the route
-//! and `smpi/ois` fitted on the folded ping-pong and exchange of the busy pairs
-//! ([`crate::network::calibrate_folded_network`]). The ping-pong is replayed as it ran: every
-//! measuring pair at once (the `exchange_ranks` count of the measurements).
+//! and an extra wait per segment fitted on the folded ping-pong and exchange of the busy pairs
+//! ([`crate::network::calibrate_folded_network`]). The benchmark is replayed as it ran: the
+//! ping-pong on every measuring pair at once (the `exchange_ranks` count of the
+//! measurements), a folded exchange after its barrier.
 
 //!
 //! ```no_run
