@@ -315,7 +315,7 @@ fn exchange_points(
 
 /// Number of candidate ratios of [`fit_folded_sharing`]'s grid over [1, F], before the
 /// golden-section refinement.
-const RATIO_GRID_STEPS: usize = 2000;
+pub const RATIO_GRID_STEPS: usize = 2000;
 
 /// What [`fit_folded_sharing`] fits on a folded run's busy pairs.
 #[derive(Debug, Clone, PartialEq)]
@@ -333,8 +333,9 @@ pub struct FoldedSharing {
 /// over the segment's ping-pong sizes, of the measured one-way time (half the round trip)
 /// minus the model's, `a_k + D·max(1, (F/2)/m) + [S < thresh]·(os + or)` for the F/2
 /// concurrent pairs; the cost is the sum of squared relative errors of that ping-pong model
-/// plus `e_k` at every size, and of the exchange of F flows, `ois + a_k + e_k + D·max(1, F/m)
-/// + [S < thresh]·or`, over the sizes of its bandwidth regime (`D >= a`). m minimises it: a
+/// plus `e_k` at every size, and of the exchange of F flows,
+/// `ois + a_k + e_k + D·max(1, F/m) + [S < thresh]·or`, over the sizes of its bandwidth regime
+/// (`D >= a`). m minimises it: a
 /// grid of [`RATIO_GRID_STEPS`] over [1, F], then golden-section search around the best.
 /// `fit` holds the lone flow's segments with the wait already added. `None` when the exchange
 /// was not measured.
@@ -448,7 +449,7 @@ pub fn fit_folded_sharing(
 /// segments' rule, [`crate::fit`]): a size whose median caught the partner already sent (a
 /// folded exchange of 0.3 µs among sizes of 8 µs) does not dominate the line.
 /// A segment without exchange sizes keeps its call-cost entry. Thresholds as
-/// [`overhead_entries`]: 0 for the first segment, its first size − 1 after.
+/// `overhead_entries`: 0 for the first segment, its first size − 1 after.
 pub fn exchange_overhead_entries(
     sharing: &FlowSharing,
     fit: &PiecewiseFit,
