@@ -87,9 +87,10 @@ def language(d):
 
 
 def makefile_programs(path):
-    """(programs, {program: sources}, {program: extra libs}) from a Makefile.am."""
+    """(programs, {program: sources}, {program: extra libs}, {program: preprocessor flags}) from
+    a Makefile.am (`X_CPPFLAGS` without `$(AM_CPPFLAGS)`, e.g. `-DMULT_INIT`)."""
     text = path.read_text().replace("\\\n", " ")
-    progs, sources, ldadd = [], {}, {}
+    progs, sources, ldadd, cppflags = [], {}, {}, {}
     for line in text.splitlines():
         m = re.match(r"\s*noinst_PROGRAMS\s*\+?=\s*(.*)", line)
         if m:
@@ -100,7 +101,10 @@ def makefile_programs(path):
         m = re.match(r"\s*(\w+)_LDADD\s*=\s*(.*)", line)
         if m:
             ldadd[m.group(1)] = m.group(2).split()
-    return [p for p in progs if not p.startswith("$")], sources, ldadd
+        m = re.match(r"\s*(\w+)_CPPFLAGS\s*=\s*(.*)", line)
+        if m and m.group(1) != "AM":
+            cppflags[m.group(1)] = [f for f in m.group(2).split() if not f.startswith("$")]
+    return [p for p in progs if not p.startswith("$")], sources, ldadd, cppflags
 
 
 def testlist_entries(d):
@@ -169,7 +173,7 @@ def build_dir(build, d, tools, objdir, log):
     src = build / d
     bindir = build / "bin" / tools["name"] / d
     bindir.mkdir(parents=True, exist_ok=True)
-    progs, sources, ldadd = makefile_programs(src / "Makefile.am")
+    progs, sources, ldadd, cppflags = makefile_programs(src / "Makefile.am")
     lang = language(d)
     ext = {"c": ".c", "f77": ".f", "f90": ".f90"}[lang]
     util = {"c": ["mtest.o", "mtest_common.o", "mtest_single.o"], "f77": ["mtest_f77.o"], "f90": ["mtest_f90.o"]}[lang]
@@ -188,7 +192,7 @@ def build_dir(build, d, tools, objdir, log):
         cmd = [compiler, "-O1", "-w", "-fallow-argument-mismatch", "-I", str(build / "include"),
                "-I", str(src), "-J", str(bindir)] if compiler == tools["fc"] else \
             [compiler, "-O1", "-w", "-I", str(build / "include"), "-I", str(src)]
-        cmd += ["-o", str(exe), *[str(src / s) for s in srcs],
+        cmd += [*cppflags.get(p, []), "-o", str(exe), *[str(src / s) for s in srcs],
                 *[str(objdir / u) for u in util], *extra, "-lm", "-lpthread"]
         built[p] = exe if sh(cmd, bindir, log) else None
     return built
