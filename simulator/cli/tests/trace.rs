@@ -580,7 +580,7 @@ fn mpich_traces_c_and_fortran_programs_when_installed() {
         let exe = build.join(program);
         let dir = tmp().join(format!("mpich-{program}"));
         let traced = Command::new(env!("CARGO_BIN_EXE_timeless"))
-            .env("TIMELESS_PRELOAD", &lib)
+            .env("TIMELESS_PRELOAD", lib)
             .args(["trace", "-n", "4", "--launcher", "mpirun.mpich", "-o"])
             .arg(&dir)
             .arg("--")
