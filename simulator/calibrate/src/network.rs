@@ -450,6 +450,11 @@ pub fn fit_folded_sharing(
 /// folded exchange of 0.3 µs among sizes of 8 µs) does not dominate the line.
 /// A segment without exchange sizes keeps its call-cost entry. Thresholds as
 /// `overhead_entries`: 0 for the first segment, its first size − 1 after.
+/// An `ois` term (intercept, or slope times the segment's last size) below this many
+/// seconds is written as 0: it is the fit's rounding, far below anything measured, and a
+/// positive sleep shorter than `surf/precision` (1e-9 s) lasts 1e-9 s in SimGrid.
+pub const NEGLIGIBLE_OVERHEAD_SECS: f64 = 1e-12;
+
 pub fn exchange_overhead_entries(
     sharing: &FlowSharing,
     fit: &PiecewiseFit,
@@ -480,11 +485,17 @@ pub fn exchange_overhead_entries(
             })
             .collect();
         match fit_weighted_line(&pts) {
-            Some((a, b)) => out.push(OverheadEntry {
-                threshold_bytes,
-                intercept_secs: a,
-                slope_secs_per_byte: b,
-            }),
+            Some((a, b)) => {
+                // Rounding noise (a line through residuals of exactly 0 gives ~1e-25 s) would
+                // become a 1 ns sleep: SimGrid rounds a positive sleep up to surf/precision.
+                let last = seg.last_size_bytes.max(1) as f64;
+                let negligible = |x: f64| x.abs() < NEGLIGIBLE_OVERHEAD_SECS;
+                out.push(OverheadEntry {
+                    threshold_bytes,
+                    intercept_secs: if negligible(a) { 0.0 } else { a },
+                    slope_secs_per_byte: if negligible(b * last) { 0.0 } else { b },
+                })
+            }
             None => {
                 // No exchange size here: the call cost's line through the segment's ends.
                 let (s0, s1) = (
