@@ -63,17 +63,24 @@ pub fn simulate_pingpong_pairs(
 /// docs); for 2 ranks, the trace of [`simulate_pingpong`].
 pub fn pingpong_pairs_trace(size_bytes: u64, ranks: u64) -> String {
     let s = size_bytes;
+    pairs_trace(ranks, |r, p| {
+        if r % 2 == 0 {
+            format!("{r} send {p} 0 {s}\n{r} recv {p} 0 {s}\n")
+        } else {
+            format!("{r} recv {p} 0 {s}\n{r} send {p} 0 {s}\n")
+        }
+    })
+}
+
+/// A shared TI trace of `ranks` ranks: every rank's `init`, then `body(rank, partner)` for each
+/// rank in order (partner = rank ^ 1), then every rank's `finalize`.
+fn pairs_trace(ranks: u64, body: impl Fn(u64, u64) -> String) -> String {
     let mut t = String::new();
     for r in 0..ranks {
         t.push_str(&format!("{r} init\n"));
     }
     for r in 0..ranks {
-        let p = r ^ 1;
-        if r % 2 == 0 {
-            t.push_str(&format!("{r} send {p} 0 {s}\n{r} recv {p} 0 {s}\n"));
-        } else {
-            t.push_str(&format!("{r} recv {p} 0 {s}\n{r} send {p} 0 {s}\n"));
-        }
+        t.push_str(&body(r, r ^ 1));
     }
     for r in 0..ranks {
         t.push_str(&format!("{r} finalize\n"));
@@ -113,20 +120,9 @@ pub fn simulate_exchange(
 /// The shared TI trace of one exchange of `size_bytes` bytes among `ranks` ranks (module docs).
 pub fn exchange_trace(size_bytes: u64, ranks: u64) -> String {
     let s = size_bytes;
-    let mut t = String::new();
-    for r in 0..ranks {
-        t.push_str(&format!("{r} init\n"));
-    }
-    for r in 0..ranks {
-        let p = r ^ 1;
-        t.push_str(&format!(
-            "{r} irecv {p} 0 {s}\n{r} isend {p} 0 {s}\n{r} waitall\n"
-        ));
-    }
-    for r in 0..ranks {
-        t.push_str(&format!("{r} finalize\n"));
-    }
-    t
+    pairs_trace(ranks, |r, p| {
+        format!("{r} irecv {p} 0 {s}\n{r} isend {p} 0 {s}\n{r} waitall\n")
+    })
 }
 
 /// Simulated times `(S, seconds)` of one exchange as the benchmark times it: `ranks` ranks
@@ -179,22 +175,10 @@ pub fn simulate_exchange_after_barrier(
 
 /// `ranks` ranks in a `barrier`, then (with a size) the exchange of [`exchange_trace`].
 fn barrier_trace(ranks: u64, size_bytes: Option<u64>) -> String {
-    let mut t = String::new();
-    for r in 0..ranks {
-        t.push_str(&format!("{r} init\n{r} barrier\n"));
-    }
-    if let Some(s) = size_bytes {
-        for r in 0..ranks {
-            let p = r ^ 1;
-            t.push_str(&format!(
-                "{r} irecv {p} 0 {s}\n{r} isend {p} 0 {s}\n{r} waitall\n"
-            ));
-        }
-    }
-    for r in 0..ranks {
-        t.push_str(&format!("{r} finalize\n"));
-    }
-    t
+    pairs_trace(ranks, |r, p| match size_bytes {
+        Some(s) => format!("{r} barrier\n{r} irecv {p} 0 {s}\n{r} isend {p} 0 {s}\n{r} waitall\n"),
+        None => format!("{r} barrier\n"),
+    })
 }
 
 fn replay(

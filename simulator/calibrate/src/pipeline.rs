@@ -647,25 +647,19 @@ pub fn calibrate_network_files(
             // A folded benchmark's ranks leave its barrier a wait apart (module docs of
             // `network`): replayed with it. Two ranks leave Open MPI's two-process barrier
             // together, SimGrid's default barrier a latency apart: replayed without.
-            let r = if sharing.flows > 2 {
-                simulate_exchange_after_barrier(
-                    &platform,
-                    ends,
-                    sharing.flows,
-                    &cfg,
-                    &[p.size_bytes],
-                    scratch.path(),
-                )
+            let simulate_one = if sharing.flows > 2 {
+                simulate_exchange_after_barrier
             } else {
-                simulate_exchange(
-                    &platform,
-                    ends,
-                    sharing.flows,
-                    &cfg,
-                    &[p.size_bytes],
-                    scratch.path(),
-                )
-            }
+                simulate_exchange
+            };
+            let r = simulate_one(
+                &platform,
+                ends,
+                sharing.flows,
+                &cfg,
+                &[p.size_bytes],
+                scratch.path(),
+            )
             .map_err(PipelineError::Measured)?;
             exchanges.push(ExchangeRow {
                 point: *p,
