@@ -197,27 +197,48 @@ PROXY_HELPER double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Iterations of the kernel per CPU second on this machine (median of 3 runs of at least 4 ms
-   of thread CPU time each: about 20 ms in all, short next to a run; 20 ms runs cost 0.1 CPU
-   second per rank, which showed in the wall time of 1 s benchmarks). */
-PROXY_HELPER void calibrate(void)
+/* Iterations of the kernel per CPU second on this machine, measured in about `budget_secs` of
+   this thread's CPU time: the run length doubles from 4096 iterations until one run takes a
+   twelfth of the budget (at most a third of the budget spent so far), then three runs of a fifth
+   of the budget each, whose median is the rate. 0 skips it (a rank that never computes). */
+PROXY_HELPER void calibrate(double budget_secs)
 {
+    if (!(budget_secs > 0))
+        return;
+    long iters = 1 << 12;
+    double t;
+    for (;;) {
+        double t0 = cpu_now();
+        kernel_sink += kernel(iters);
+        t = cpu_now() - t0;
+        if (t >= budget_secs / 12 || iters > (1L << 40))
+            break;
+        iters *= 2;
+    }
+    if (t > 0)
+        iters = (long)((double)iters / t * (budget_secs / 5)) + 1;
     double r[3];
-    long iters = 1 << 20;
     for (int k = 0; k < 3; k++) {
-        double t0, t;
-        for (;;) {
-            t0 = cpu_now();
-            kernel_sink += kernel(iters);
-            t = cpu_now() - t0;
-            if (t > 0.004)
-                break;
-            iters *= 2;
-        }
-        r[k] = (double)iters / t;
+        double t0 = cpu_now();
+        kernel_sink += kernel(iters);
+        t = cpu_now() - t0;
+        r[k] = t > 0 ? (double)iters / t : 0;
     }
     double lo = r[0] < r[1] ? r[0] : r[1], hi = r[0] < r[1] ? r[1] : r[0];
     kernel_iters_per_sec = r[2] < lo ? lo : (r[2] > hi ? hi : r[2]);
+}
+
+/* CPU seconds a rank spends calibrating its kernel: 1 % of the computation it will do, within
+   [0.3 ms, 6 ms] (a 0.3 ms run reads the CPU clock to better than 0.1 % here; 6 ms, the cap,
+   is reached at 0.6 s of computation); 0 for a rank that does not compute. A fixed cost
+   weighed on short runs: 26 ms of CPU per rank took 4-7 % of a 1.4 s proxy folded 2 ranks per
+   core. */
+PROXY_HELPER double calibration_budget_secs(double compute_secs)
+{
+    if (!(compute_secs > 0))
+        return 0;
+    double b = 0.01 * compute_secs;
+    return b < 3e-4 ? 3e-4 : (b > 6e-3 ? 6e-3 : b);
 }
 
 /* A compute burst that lasted `secs` on the reference machine (its flops at the trace's
@@ -237,6 +258,9 @@ PROXY_HELPER void compute(double secs)
 }
 
 static void proxy_run(int rank);
+/* Seconds of computation `rank` does over the whole run (its group's total), before
+   PROXY_SCALE_COMPUTE. */
+PROXY_HELPER double proxy_compute_secs(int rank);
 
 int main(int argc, char **argv)
 {
@@ -254,7 +278,7 @@ int main(int argc, char **argv)
     if (!sbuf || !rbuf)
         fail("out of memory for message buffers");
 #if PROXY_COMPUTE == 1
-    calibrate();
+    calibrate(calibration_budget_secs(proxy_compute_secs(me) * PROXY_SCALE_COMPUTE));
 #endif
     double t0 = MPI_Wtime();
     proxy_run(me);
