@@ -44,23 +44,67 @@ MPI_ENV = {
     "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
     "OMPI_MCA_rmaps_base_oversubscribe": "1",
 }
+# --pin (the default): rank r on core r mod C in every run, traced or timed (Open MPI's
+# `--map-by core --bind-to core:overload-allowed`). Unpinned, a run with more ranks than cores
+# lets the kernel's load balancer place the ranks anew each time, and a program that balances
+# its work dynamically (pi_mc's master serves whichever worker asks first) adapts to whatever
+# placement it meets while its proxy replays the assignment of the traced run: the same
+# placement in the traced run and in both timed runs is what makes them comparable.
+PIN_ENV = {
+    "OMPI_MCA_rmaps_base_mapping_policy": "core",
+    "OMPI_MCA_hwloc_base_binding_policy": "core:overload-allowed",
+}
 
 
 # ---------------------------------------------------------------------------------------------
 # Cases
 
 
-def cases(programs, npb, ranks):
-    """(name, origin, executable, arguments, rank counts): validation programs with arguments
-    that make them run a few seconds at 2 ranks, and the NPB kernels found in NPB/bin."""
+# Where the external applications come from (validation/external/README.md: build.sh builds
+# them outside this repository from these commits).
+EXTERNAL_ORIGIN = {
+    "comd": "exmatex/CoMD@3d48396",
+    "minife": "Mantevo/miniFE@c79e0f7",
+    "hpcg": "hpcg-benchmark/hpcg@114602d",
+    "miniamr": "Mantevo/miniAMR@635fef2",
+    "cloverleaf": "UK-MAC/CloverLeaf_ref@0fdb917",
+    "tealeaf": "UK-MAC/TeaLeaf_ref@019aa2f",
+    "snap": "lanl/SNAP@e7ab43d",
+}
+EXTERNAL_CASES = ROOT / "validation" / "external" / "cases.txt"
+# Open MPI 4.1's treematch topology component fails on graph communicators with more ranks
+# than cores (the proxy tests and profile tests set the same).
+TOPO_BASIC = {"OMPI_MCA_topo": "basic"}
+
+
+def cases(programs, npb, ranks, external=None):
+    """(name, origin, executable, arguments, rank counts, extra environment): every validation
+    program that ends normally, with arguments that make it run a few seconds at 2 ranks where
+    it takes any; the NPB kernels found in NPB/bin; the external applications of
+    validation/external/cases.txt built in EXTERNAL/bin, at their 2- and 4-rank sizes."""
     four = [n for n in ranks if n <= 4]
+    only4 = [n for n in ranks if n == 4]
     two = [n for n in ranks if n <= 2]
+    v = "validation"
     out = [
-        ("ring", "validation", programs / "ring", ["100", "1000000", "10000000"], four),
-        ("stencil2d", "validation", programs / "stencil2d", ["768", "3000"], four),
-        ("wavefront", "validation", programs / "wavefront", ["128", "32", "600"], four),
-        ("commsplit", "validation", programs / "commsplit", ["150000"], four),
-        ("pi_mc", "validation", programs / "pi_mc", ["96", "2000000"], four),
+        ("ring", v, programs / "ring", ["100", "1000000", "10000000"], four, {}),
+        ("stencil2d", v, programs / "stencil2d", ["768", "3000"], four, {}),
+        ("stencil3d", v, programs / "stencil3d", ["96", "400"], four, {}),
+        ("wavefront", v, programs / "wavefront", ["128", "32", "600"], four, {}),
+        ("commsplit", v, programs / "commsplit", ["150000"], four, {}),
+        ("pi_mc", v, programs / "pi_mc", ["96", "2000000"], four, {}),
+        ("coverage", v, programs / "coverage", [], four, {}),
+        ("persistent", v, programs / "persistent", ["20000", "10000"], four, {}),
+        ("callsites", v, programs / "callsites", ["300000"], four, {}),
+        ("callcost", v, programs / "callcost", ["2000000"], four, {}),
+        ("tracing_control", v, programs / "tracing_control", ["400000000"], four, {}),
+        ("commfig1", v, programs / "commfig1", [], only4, TOPO_BASIC),
+        ("commkinds", v, programs / "commkinds", [], only4, TOPO_BASIC),
+        ("commkinds_f", v, programs / "commkinds_f", [], only4, TOPO_BASIC),
+        ("fortran_control", v, programs / "fortran_control", [], four, {}),
+        ("fortran_f08", v, programs / "fortran_f08", [], four, {}),
+        ("fortran_mix", v, programs / "fortran_mix", ["1500"], four, {}),
+        ("callsites_f", v, programs / "callsites_f", [], four, {}),
     ]
     if npb:
         # Class A runs 1.3-3.3 s at 2 ranks here; LU class A 14 s, so LU in class W.
@@ -74,26 +118,37 @@ def cases(programs, npb, ranks):
         ]:
             exe = npb / "bin" / f"{kernel}.{klass}.x"
             if exe.exists():
-                out.append((f"NPB {kernel.upper()}.{klass}", "NPB 3.4.1", exe, [], nr))
+                out.append((f"NPB {kernel.upper()}.{klass}", "NPB 3.4.1", exe, [], nr, {}))
             else:
                 print(f"note: {exe} not built, skipped", file=sys.stderr)
+    if external:
+        for line in EXTERNAL_CASES.read_text().splitlines():
+            tok = line.split()
+            if not tok or tok[0].startswith("#"):
+                continue
+            label, n, program, args = tok[0], int(tok[1]), tok[2], tok[3:]
+            exe = external / "bin" / program
+            if n not in four:
+                continue
+            if not exe.exists():
+                print(f"note: {exe} not built, skipped", file=sys.stderr)
+                continue
+            out.append((label, EXTERNAL_ORIGIN.get(label, "external"), exe, args, [n], {}))
     return out
 
 
-# ---------------------------------------------------------------------------------------------
-# Running things
-
-
-def env():
+def env(extra=None):
     e = dict(os.environ)
     e.update(MPI_ENV)
+    e.update(extra or {})
     return e
 
 
-def run(cmd, cwd=None, timeout=900):
-    """Runs cmd; returns (returncode, stdout + stderr)."""
+def run(cmd, cwd=None, timeout=900, extra_env=None):
+    """Runs cmd (MPI_ENV and extra_env added to the environment); returns (returncode,
+    stdout + stderr)."""
     try:
-        p = subprocess.run(cmd, cwd=cwd, env=env(), stdout=subprocess.PIPE,
+        p = subprocess.run(cmd, cwd=cwd, env=env(extra_env), stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, timeout=timeout)
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -105,10 +160,10 @@ def run(cmd, cwd=None, timeout=900):
 # Tracing
 
 
-def trace(exe, args, n, out):
+def trace(exe, args, n, out, extra_env=None):
     """`timeless trace -n N --ref-speed 1e9 -o OUT -- EXE ARGS`; returns (ok, log)."""
     rc, log = run([str(TIMELESS), "trace", "-n", str(n), "--ref-speed", "1e9", "-o", str(out),
-                   "--", str(exe), *args])
+                   "--", str(exe), *args], extra_env=extra_env)
     return rc == 0, log
 
 
@@ -187,11 +242,11 @@ def compare(want, got):
 # Timing
 
 
-def timed_run(cmd):
+def timed_run(cmd, extra_env=None):
     """Wall time of one `timed CMD` (priority.sh), or None if it failed."""
     script = f". {shlex.quote(str(PRIORITY))}; timed {' '.join(map(shlex.quote, cmd))}"
     t0 = time.perf_counter()
-    rc, log = run(["bash", "-c", script], timeout=600)
+    rc, log = run(["bash", "-c", script], timeout=600, extra_env=extra_env)
     dt = time.perf_counter() - t0
     if rc != 0:
         print(f"  failed: {' '.join(cmd)}\n{log[-2000:]}", file=sys.stderr)
@@ -199,13 +254,13 @@ def timed_run(cmd):
     return dt, log
 
 
-def time_pair(a, b, reps):
+def time_pair(a, b, reps, extra_env=None):
     """Runs A B A B ... reps times each; returns (times of A, times of B, last log of B)."""
     ta, tb, log_b = [], [], ""
     for _ in range(reps):
-        t, _ = timed_run(a)
+        t, _ = timed_run(a, extra_env)
         ta.append(t)
-        t, log_b = timed_run(b)
+        t, log_b = timed_run(b, extra_env)
         tb.append(t)
     return ta, tb, log_b
 
@@ -223,16 +278,16 @@ def mpirun(n, exe, args):
 # One case
 
 
-def one_case(name, exe, args, n, work, reps):
+def one_case(name, origin, exe, args, n, work, reps, extra_env):
     """Trace, proxy, build, trace the proxy, compare, time. Returns the CSV row (dict)."""
     base = work / f"{re.sub(r'[^A-Za-z0-9]+', '_', name)}-{n}"
-    row = {"case": name, "ranks": n, "args": " ".join(args), "proxy_c_bytes": "",
+    row = {"case": name, "origin": origin, "ranks": n, "args": " ".join(args), "proxy_c_bytes": "",
            "builds": "", "mismatches": "", "calls": "", "order": "", "original_s": "",
            "proxy_s": "", "rel_diff": "", "within_10pct": "", "proxy_reported_max_s": "",
            "original_runs": "", "proxy_runs": ""}
     print(f"== {name} at {n} ranks", file=sys.stderr)
     original = base / "original"
-    ok, log = trace(exe, args, n, original)
+    ok, log = trace(exe, args, n, original, extra_env)
     if not ok:
         row["order"] = "original not traced: " + log.strip().splitlines()[-1][:200]
         return row
@@ -250,7 +305,7 @@ def one_case(name, exe, args, n, work, reps):
         row["order"] = "proxy does not build (see build.log)"
         return row
     replayed = base / "proxy-trace"
-    ok, log = trace(src / "proxy", [], n, replayed)
+    ok, log = trace(src / "proxy", [], n, replayed, extra_env)
     (base / "proxy-trace.log").write_text(log)
     m = re.search(r"proxy: (\d+) size mismatches", log)
     row["mismatches"] = m.group(1) if m else "?"
@@ -260,7 +315,8 @@ def one_case(name, exe, args, n, work, reps):
     want, got = calls(original, n), calls(replayed, n)
     row["calls"] = sum(len(w) for w in want)
     row["order"] = compare(want, got)
-    ta, tb, log_b = time_pair(mpirun(n, exe, args), mpirun(n, src / "proxy", []), reps)
+    ta, tb, log_b = time_pair(mpirun(n, exe, args), mpirun(n, src / "proxy", []), reps,
+                              extra_env)
     a, b = median(ta), median(tb)
     row["original_runs"] = " ".join(f"{t:.3f}" if t else "fail" for t in ta)
     row["proxy_runs"] = " ".join(f"{t:.3f}" if t else "fail" for t in tb)
@@ -299,7 +355,7 @@ def sizes(work, iterations=(100, 1000)):
 # Rendering
 
 
-COLUMNS = ["case", "ranks", "args", "proxy_c_bytes", "builds", "mismatches", "calls", "order",
+COLUMNS = ["case", "origin", "ranks", "args", "proxy_c_bytes", "builds", "mismatches", "calls", "order",
            "original_s", "proxy_s", "rel_diff", "within_10pct", "proxy_reported_max_s",
            "original_runs", "proxy_runs"]
 
@@ -342,12 +398,12 @@ def size_table(rows):
 
 
 def calls_table(rows):
-    lines = ["| case | ranks | args | proxy.c B | build (-Werror) | size mismatches | calls "
+    lines = ["| case | origin | ranks | args | proxy.c B | build (-Werror) | size mismatches | calls "
              "| calls and order | original s | proxy s | proxy − original | within 10 % |",
-             "|---|---:|---|---:|---|---:|---:|---|---:|---:|---:|:--:|"]
+             "|---|---|---:|---|---:|---|---:|---:|---|---:|---:|---:|:--:|"]
     for r in rows:
         lines.append("| " + " | ".join(str(r[c]) for c in [
-            "case", "ranks", "args", "proxy_c_bytes", "builds", "mismatches", "calls", "order",
+            "case", "origin", "ranks", "args", "proxy_c_bytes", "builds", "mismatches", "calls", "order",
             "original_s", "proxy_s", "rel_diff", "within_10pct"]) + " |")
     return "\n".join(lines)
 
@@ -360,7 +416,10 @@ Generated by `validation/proxy/report.py` (README.md here: how to rerun) on {met
 * timeless commit: `{meta['commit']}`
 * NAS Parallel Benchmarks: `{meta['npb']}` (fetched and built outside this repository, NPB3.4-MPI,
   `make.def` from the template with `-fallow-argument-mismatch` added to FFLAGS)
-* machine: {meta['machine']}; Open MPI `{meta['mpi']}`; every run `mpirun --oversubscribe`
+* external applications: {meta['external']} (the origin column gives each one's repository and
+  commit)
+* machine: {meta['machine']}; Open MPI `{meta['mpi']}`; every run `mpirun --oversubscribe`;
+  placement: {meta['placement']}
 * traces: `timeless trace -n N --ref-speed 1e9`; proxies: `timeless proxy --compute busy`, built
   with `CFLAGS={CFLAGS}`
 * timing: original and proxy untraced, alternated A B A B ..., {meta['reps']} runs each, wall time
@@ -421,6 +480,10 @@ def main():
                     help="validation programs build directory (built here if missing)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/proxy-report"))
     ap.add_argument("--out", type=Path, default=ROOT / "validation" / "proxy")
+    ap.add_argument("--external", type=Path,
+                    help="validation/external/build.sh's output directory (bin/ built)")
+    ap.add_argument("--no-pin", action="store_true",
+                    help="let the kernel place the ranks (default: rank r on core r mod C)")
     ap.add_argument("--ranks", default="2,4")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated case names (default: all)")
@@ -430,6 +493,8 @@ def main():
     ap.add_argument("--merge", action="store_true",
                     help="keep OUT/proxy.csv's other rows, replace those of the cases run")
     a = ap.parse_args()
+    if not a.no_pin:
+        MPI_ENV.update(PIN_ENV)
     if not TIMELESS.exists():
         raise SystemExit(f"{TIMELESS} missing: cargo build --release -p timeless -p timeless-preload")
     a.work.mkdir(parents=True, exist_ok=True)
@@ -449,15 +514,19 @@ def main():
     rows = []
     # Every case at the smallest rank count first, so that an interrupted run has those.
     for n in ranks:
-        for name, _origin, exe, args, nr in cases(a.programs, a.npb, ranks):
+        for name, origin, exe, args, nr, extra in cases(a.programs, a.npb, ranks, a.external):
             if (only and name not in only) or n not in nr:
                 continue
-            rows.append(one_case(name, exe, args, n, a.work, a.reps))
+            rows.append(one_case(name, origin, exe, args, n, a.work, a.reps, extra))
             write_csv(a.out / "proxy.csv", merge(old, rows))
             print("  " + ", ".join(f"{k}={v}" for k, v in rows[-1].items()), file=sys.stderr)
     meta = {"date": datetime.date.today().isoformat(), "commit": git_commit(),
+            "external": (f"`validation/external/build.sh`'s build in `{a.external}`, cases.txt's "
+                         "arguments at 2 and 4 ranks") if a.external else "not run",
             "npb": a.npb_origin or (str(a.npb) if a.npb else "not run"), "machine": machine(),
-            "mpi": mpi_version(), "reps": a.reps}
+            "mpi": mpi_version(), "reps": a.reps,
+            "placement": "unpinned (the kernel places the ranks)" if a.no_pin else
+            "pinned, rank r on core r mod C in every traced and timed run (`OMPI_MCA_rmaps_base_mapping_policy=core`, `OMPI_MCA_hwloc_base_binding_policy=core:overload-allowed`)"}
     findings = a.findings.read_text() if a.findings else "(none written)"
     render(a.out, size_rows, merge(old, rows), meta, findings)
 
