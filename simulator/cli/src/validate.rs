@@ -12,7 +12,9 @@ use anyhow::anyhow;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use timeless_validate::report::SpeedSource;
-use timeless_validate::{cases, ErrorKind, ValidateConfig, ValidateError};
+use timeless_validate::{
+    cases, ErrorKind, RepredictConfig, ValidateConfig, ValidateError, Validation,
+};
 
 use crate::Failure;
 
@@ -67,13 +69,19 @@ pub struct ValidateArgs {
     /// per line, instead of `-- PROGRAM`.
     #[arg(long, value_name = "FILE", conflicts_with = "command")]
     pub cases: Option<PathBuf>,
+    /// Re-predict an earlier validation: the measured times and traces of its output
+    /// directory (`validate.csv`, `traces/`), only the replays run again, with this
+    /// `--calibration`, `--cfg`, `--compute-speed` and compensation; tables and plots go to
+    /// `--out`. No program runs.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["command", "cases"])]
+    pub from: Option<PathBuf>,
     /// Directory of the programs named without a `/` in the cases file.
     #[arg(long, value_name = "DIR", requires = "cases")]
     pub bin_dir: Option<PathBuf>,
     /// The MPI program and its arguments, after `--`.
     #[arg(
         last = true,
-        required_unless_present = "cases",
+        required_unless_present_any = ["cases", "from"],
         value_name = "PROGRAM [ARGS]"
     )]
     pub command: Vec<OsString>,
@@ -141,6 +149,23 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     if args.trace_fold == Some(0) {
         return Err(input(anyhow!("--trace-fold needs a number >= 1")));
     }
+    let source = match args.compute_speed {
+        Speed::Trace => SpeedSource::Trace,
+        Speed::Kernel => SpeedSource::Kernel,
+    };
+    if let Some(from) = &args.from {
+        let mut config =
+            RepredictConfig::new(from.clone(), args.calibration.clone(), args.out.clone());
+        config.source = source;
+        config.compensate = !args.no_compensation;
+        config.extra_cfg = args.cfg.clone();
+        let mut bar = Bar(None);
+        let v = timeless_validate::repredict(&config, &mut bar).map_err(failure)?;
+        if let Some(b) = bar.0 {
+            b.finish_and_clear();
+        }
+        return report(&v);
+    }
     let cases = match &args.cases {
         Some(f) => cases::read(f, args.bin_dir.as_ref()).map_err(|e| input(anyhow!(e)))?,
         None => {
@@ -154,10 +179,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     config.reps = args.reps;
     config.fold = fold;
     config.trace_fold = args.trace_fold;
-    config.source = match args.compute_speed {
-        Speed::Trace => SpeedSource::Trace,
-        Speed::Kernel => SpeedSource::Kernel,
-    };
+    config.source = source;
     config.compensate = !args.no_compensation;
     config.extra_cfg = args.cfg.clone();
     let mut bar = Bar(None);
@@ -165,6 +187,11 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     if let Some(b) = bar.0 {
         b.finish_and_clear();
     }
+    report(&v)
+}
+
+/// Prints the table and writes the tables and plots of `v`.
+fn report(v: &Validation) -> Result<(), Failure> {
     let table = v.table();
     print!("{table}");
     v.write_tables().map_err(failure)?;

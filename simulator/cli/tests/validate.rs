@@ -230,10 +230,12 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
             ring.to_str().unwrap(),
             "3",
             "100000",
-            "1000000",
+            "200000000",
         ],
     );
     assert_eq!(code, 0, "{err}");
+    // 3 rounds of 2e8 flops (about 0.2 s at a few Gflop/s): a run measurably longer than the
+    // launch baseline even on a loaded machine (a measured time of 0 has no error).
     assert!(out.contains("accuracy over 1 case(s)"), "{out}");
     let csv = std::fs::read_to_string(dir.path().join("val/validate.csv")).unwrap();
     let mut lines = csv.lines();
@@ -319,7 +321,7 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
             ring.to_str().unwrap(),
             "3",
             "100000",
-            "1000000",
+            "200000000",
         ],
     );
     assert_eq!(code, 0, "{err}");
@@ -354,6 +356,76 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
         &[],
     );
     assert!(folded - unfolded > 6.0 * 17e-6, "{folded} vs {unfolded}");
+
+    // Re-predicting that validation (`--from`): no program runs; with the same calibration
+    // and settings the table is the same, byte for byte; with a model setting, the folded
+    // prediction is the replay of the kept trace under that setting (here without
+    // computation), and the measurements stay.
+    let repredict = |out: &str, extra: &[&str]| {
+        let mut a = vec![
+            "validate",
+            "--from",
+            "val",
+            "--compute-speed",
+            "kernel",
+            "--calibration",
+            "cal",
+            "--out",
+            out,
+        ];
+        a.extend_from_slice(extra);
+        timeless(dir.path(), &a)
+    };
+    let (_, err, code) = repredict("re", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("re/validate.csv")).unwrap(),
+        csv
+    );
+    let (_, err, code) = repredict("re2", &["--cfg", "smpi/simulate-computation:no"]);
+    assert_eq!(code, 0, "{err}");
+    let csv2 = std::fs::read_to_string(dir.path().join("re2/validate.csv")).unwrap();
+    let (header2, row2) = csv2.split_once('\n').unwrap();
+    let g = |name: &str| field(header2, row2.trim_end(), name);
+    assert_eq!(g("measured_secs"), f("measured_secs"));
+    let no_compute = simulate_with(
+        dir.path(),
+        "ring-n2-f2",
+        "fold2.xml",
+        "cal/fold2/smpi.cfg",
+        &["--cfg", "smpi/simulate-computation:no"],
+    );
+    close(
+        g("predicted_secs").parse().unwrap(),
+        no_compute,
+        1e-9,
+        "re-predicted without computation",
+    );
+    assert!(no_compute < folded, "{no_compute} vs {folded}");
+    // An earlier validation that is not one: exit 2 naming the file (and line).
+    std::fs::create_dir_all(dir.path().join("empty")).unwrap();
+    let (_, err, code) = timeless(
+        dir.path(),
+        &[
+            "validate",
+            "--from",
+            "empty",
+            "--calibration",
+            "cal",
+            "--out",
+            "x",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("validate.csv"), "{err}");
+    let bad = csv.replace("ring,2,", "ring,two,");
+    std::fs::write(dir.path().join("val/validate.csv"), bad).unwrap();
+    let (_, err, code) = repredict("re3", &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("val/validate.csv:2: ranks `two` is not a number >= 1"),
+        "{err}"
+    );
 
     // A program that fails under the launcher: exit 1 naming the run, no table written.
     std::fs::remove_dir_all(dir.path().join("val")).unwrap();

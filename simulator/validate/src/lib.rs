@@ -32,6 +32,10 @@
 //! **Extra settings**: [`ValidateConfig::extra_cfg`] (`--cfg KEY:VALUE`) overrides the
 //! calibrations' `smpi.cfg` in every replay, to try a model change on the cases.
 //!
+//! **Re-prediction** ([`repredict`], `timeless validate --from DIR`): the measured times and
+//! the traces of an earlier validation replayed again with another calibration or setting, no
+//! program run, so that every model variant is judged by the same measurements.
+//!
 //! **Tracer overhead**: as `timeless simulate`, the replay removes the tracer's per-event cost
 //! from the compute bursts (`trace-meta.json`, `timeless_compensate::CompensatedTrace`) unless
 //! `--no-compensation`; the table shows the error the other way too.
@@ -76,21 +80,23 @@
 //! ```
 
 pub mod cases;
+mod prediction;
 pub mod report;
+pub mod repredict;
 
-use std::collections::BTreeMap;
+pub use repredict::{repredict, RepredictConfig};
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use timeless_calibrate::measurement::median;
-use timeless_compensate::{CompensatedTrace, TraceMeta};
 use timeless_launch::{self as launch, Implementation, LaunchError, Mode, PathError, Plan};
-use timeless_platform::{deployment, Platform, PlatformError, PlatformOptions};
-use timeless_replay::{NoObserver, ReplayConfig, ReplayError, Simulation};
-use timeless_trace::{TraceSet, TraceSource};
+use timeless_platform::PlatformError;
+use timeless_replay::ReplayError;
 
 use cases::Case;
-use report::{Predictions, Row, SpeedSource};
+use prediction::Models;
+use report::{Row, SpeedSource};
 
 /// What [`validate`] can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -160,6 +166,10 @@ pub enum ValidateError {
     /// A setting of [`ValidateConfig::extra_cfg`] was refused (the message names it).
     #[error("{0}")]
     BadSetting(String),
+    /// The earlier validation [`repredict`] reads is unusable (the message names the file
+    /// and line).
+    #[error("{0}")]
+    EarlierValidation(String),
 }
 
 impl From<PlatformError> for ValidateError {
@@ -188,7 +198,8 @@ impl ValidateError {
             | ValidateError::NoHost
             | ValidateError::NoLauncher
             | ValidateError::Deployment(_)
-            | ValidateError::BadSetting(_) => ErrorKind::Input,
+            | ValidateError::BadSetting(_)
+            | ValidateError::EarlierValidation(_) => ErrorKind::Input,
             ValidateError::Launch(e) if e.kind() == launch::ErrorKind::Input => ErrorKind::Input,
             _ => ErrorKind::Other,
         }
@@ -320,21 +331,12 @@ pub fn validate(
             });
         }
     }
-    let cal = &config.calibration;
-    let mut base = load_calibration(cal, "base", None).map_err(|e| ValidateError::Calibration {
-        text: chain(&e),
-        dir: cal.clone(),
-    })?;
-    let kernel_speed = platform_speed(&base.platform)?;
-    let mut folds = load_fold_calibrations(cal, kernel_speed)
-        .map_err(|e| ValidateError::FoldCalibration(chain(&e)))?;
-    for item in &config.extra_cfg {
-        for c in std::iter::once(&mut base).chain(folds.values_mut()) {
-            c.cfg
-                .set(item)
-                .map_err(|e| ValidateError::BadSetting(format!("--cfg {item}: {e}")))?;
-        }
-    }
+    let models = Models::load(
+        &config.calibration,
+        &config.extra_cfg,
+        config.source,
+        config.compensate,
+    )?;
     let (launcher, imp) = launch::find_launcher(None).map_err(|_| ValidateError::NoLauncher)?;
     let exe = std::env::current_exe()?;
     let preload = launch::find_preload(&exe)?;
@@ -351,11 +353,7 @@ pub fn validate(
         preload,
         empty,
         cores: launch::available_cores(),
-        base,
-        folds,
-        kernel_speed,
-        source: config.source,
-        compensate: config.compensate,
+        models,
         reps: config.reps,
         fold: config.fold,
         trace_fold: config.trace_fold,
@@ -379,116 +377,6 @@ pub fn validate(
     })
 }
 
-/// An error loading a calibration.
-#[derive(Debug, thiserror::Error)]
-enum LoadError {
-    #[error("cannot read {} (run `timeless calibrate network --out {}` first)", path.display(), dir.display())]
-    Read {
-        path: PathBuf,
-        dir: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error(transparent)]
-    Platform(Box<PlatformError>),
-    #[error(transparent)]
-    Cfg(#[from] timeless_run::SimulateError),
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-}
-
-impl From<PlatformError> for LoadError {
-    fn from(e: PlatformError) -> Self {
-        LoadError::Platform(Box::new(e))
-    }
-}
-
-/// The `smpi.cfg` of a calibration (keys a replay ignores are skipped silently).
-fn replay_config(path: &Path) -> Result<ReplayConfig, LoadError> {
-    let mut cfg = ReplayConfig::default();
-    timeless_run::read_cfg_file(path, &mut cfg, &mut |_| {})?;
-    Ok(cfg)
-}
-
-/// The calibrated host speed: the `speed` of the first `<host>` of the platform, in flop/s.
-fn platform_speed(platform: &Platform) -> Result<f64, ValidateError> {
-    platform
-        .hosts()
-        .first()
-        .map(|h| h.speed_flops_per_sec)
-        .ok_or(ValidateError::NoHost)
-}
-
-/// One network calibration: the files `timeless calibrate network` wrote in a directory.
-struct Calibration {
-    /// `base` for the calibration directory, `fold<K>` for its `fold<K>/`.
-    name: String,
-    /// The platform, hosts at the kernel speed.
-    platform: Platform,
-    /// Its text (hosts at the kernel speed).
-    platform_xml: String,
-    platform_path: PathBuf,
-    hostfile: PathBuf,
-    cfg: ReplayConfig,
-}
-
-/// Loads the calibration in `dir`; with `speed`, its hosts are set to that speed (a fold's
-/// platform at the unfolded calibration's kernel speed, the one the traces are converted with).
-fn load_calibration(dir: &Path, name: &str, speed: Option<f64>) -> Result<Calibration, LoadError> {
-    let platform_path = dir.join("platform.xml");
-    let text = std::fs::read_to_string(&platform_path).map_err(|source| LoadError::Read {
-        path: platform_path.clone(),
-        dir: dir.to_path_buf(),
-        source,
-    })?;
-    let platform_xml = match speed {
-        Some(v) => with_host_speed(&text, v),
-        None => text,
-    };
-    let platform = Platform::from_xml(
-        &platform_xml,
-        &platform_path.display().to_string(),
-        &PlatformOptions::default(),
-    )?;
-    Ok(Calibration {
-        name: name.to_string(),
-        platform,
-        platform_xml,
-        hostfile: dir.join("hostfile"),
-        cfg: replay_config(&dir.join("smpi.cfg"))?,
-        platform_path,
-    })
-}
-
-/// The calibrations `<cal>/fold<K>/` (directories holding a `platform.xml`), by K.
-fn load_fold_calibrations(
-    cal: &Path,
-    speed: f64,
-) -> Result<BTreeMap<usize, Calibration>, LoadError> {
-    let mut folds = BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir(cal) else {
-        return Ok(folds);
-    };
-    for entry in entries {
-        let path = entry?.path();
-        let Some(k) = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_prefix("fold"))
-            .and_then(|k| k.parse::<usize>().ok())
-        else {
-            continue;
-        };
-        if path.join("platform.xml").is_file() {
-            folds.insert(
-                k,
-                load_calibration(&path, &format!("fold{k}"), Some(speed))?,
-            );
-        }
-    }
-    Ok(folds)
-}
-
 /// Everything the cases share.
 struct Shared {
     launcher: String,
@@ -496,13 +384,7 @@ struct Shared {
     preload: PathBuf,
     empty: Option<PathBuf>,
     cores: usize,
-    /// The calibration directory's own (unfolded) calibration.
-    base: Calibration,
-    /// Its `fold<K>/` calibrations, by K.
-    folds: BTreeMap<usize, Calibration>,
-    kernel_speed: f64,
-    source: SpeedSource,
-    compensate: bool,
+    models: Models,
     reps: usize,
     fold: Option<usize>,
     trace_fold: Option<usize>,
@@ -519,16 +401,16 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
         None => mode.clone(),
     };
     let calib = match &mode {
-        Mode::Folding { ranks_per_core, .. } => match ctx.folds.get(ranks_per_core) {
+        Mode::Folding { ranks_per_core, .. } => match ctx.models.folds.get(ranks_per_core) {
             Some(c) => c,
             None => {
                 bar.notice(&format!(
                     "{tag}: no fold{ranks_per_core}/ calibration (`timeless calibrate network --fold {ranks_per_core}`): replayed with the unfolded one"
                 ));
-                &ctx.base
+                &ctx.models.base
             }
         },
-        _ => &ctx.base,
+        _ => &ctx.models.base,
     };
     let trace_dir = ctx.out.join("traces").join(case.dir_name());
     std::fs::create_dir_all(&trace_dir).map_err(PathError::at("create", &trace_dir))?;
@@ -571,7 +453,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
     bar.message(&format!("{tag}: traced run"));
     let mut traced = launch::launch_line(&plan(&trace_mode), &case.command);
     let n = case.command.len();
-    let speed = format!("{:e}", ctx.kernel_speed);
+    let speed = format!("{:e}", ctx.models.kernel_speed);
     launch::export(&mut traced, ctx.imp, n, "TIMELESS_REF_SPEED", &speed);
     launch::export(
         &mut traced,
@@ -584,69 +466,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
     let traced_wall = launch::timed_run(&traced)?.0;
     bar.step();
     bar.message(&format!("{tag}: simulating"));
-    let traces = TraceSource::open(&trace_dir.join("trace-list.txt"))
-        .map_err(|e| ValidateError::NoUsableTrace(e.to_string()))?;
-    let meta = TraceMeta::find(&trace_dir)
-        .map_err(|e| ValidateError::TraceMeta(e.to_string()))?
-        .ok_or_else(|| ValidateError::NoTraceMeta(trace_dir.clone()))?;
-    let rate = match timeless_calibrate::compute::run_rate(&trace_dir) {
-        Ok(r) => Some(r),
-        Err(e) => {
-            bar.notice(&format!("{tag}: no flop rate from the trace: {e}"));
-            None
-        }
-    };
-    let trace_rate = rate.as_ref().and_then(|r| r.usable_flops_per_sec());
-    let rate_coverage = rate.as_ref().map(|r| r.coverage());
-    let trace_platform = match trace_rate {
-        Some(rate) => Some(Platform::from_xml(
-            &with_host_speed(&calib.platform_xml, rate),
-            &calib.platform_path.display().to_string(),
-            &PlatformOptions::default(),
-        )?),
-        None => None,
-    };
-    let chosen = match (ctx.source, &trace_platform) {
-        (SpeedSource::Trace, Some(p)) => p,
-        (SpeedSource::Trace, None) => {
-            bar.notice(&format!(
-                    "{tag}: {:.0}% of the flops are in bursts whose gaps last {} us or more on average (below {:.0}%: the program mostly communicates): no flop rate, the kernel speed is used",
-                    100.0 * rate_coverage.unwrap_or(0.0),
-                    timeless_calibrate::compute::MIN_RATE_BURST_SECS * 1e6,
-                    100.0 * timeless_calibrate::compute::MIN_RATE_COVERAGE
-                ));
-            &calib.platform
-        }
-        (SpeedSource::Kernel, _) => &calib.platform,
-    };
-    let replay = |platform: &Platform, cfg: &ReplayConfig, compensate: bool| {
-        replay(
-            platform,
-            &calib.hostfile,
-            np,
-            &traces,
-            &meta,
-            cfg,
-            compensate,
-        )
-    };
-    let (kernel_secs, kernel_removed) = replay(&calib.platform, &calib.cfg, ctx.compensate)?;
-    let trace_secs = match &trace_platform {
-        Some(p) => Some(replay(p, &calib.cfg, ctx.compensate)?),
-        None => None,
-    };
-    let (secs, removed) = match (ctx.source, trace_secs) {
-        (SpeedSource::Trace, Some(t)) => t,
-        _ => (kernel_secs, kernel_removed),
-    };
-    let trace_secs = trace_secs.map(|t| t.0);
-    let other_compensation_secs = replay(chosen, &calib.cfg, !ctx.compensate)?.0;
-    let compute_only_secs = replay(chosen, &free_network(&calib.cfg), ctx.compensate)?.0;
-    let mut no_compute = calib.cfg.clone();
-    no_compute
-        .set("smpi/simulate-computation:no")
-        .map_err(ValidateError::Config)?;
-    let comm_only_secs = replay(chosen, &no_compute, ctx.compensate)?.0;
+    let p = ctx.models.predict(calib, np, &trace_dir, &tag, bar)?;
     bar.step();
     Ok(Row {
         label: case.label.clone(),
@@ -660,66 +480,13 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
         baseline_secs,
         traced_secs: baseline_secs.map(|b| (traced_wall - b).max(0.0)),
         cpu_share: median(&shares),
-        kernel_speed: ctx.kernel_speed,
-        trace_rate,
-        rate_coverage,
-        trace_wall_rate: rate.map(|r| r.seed_flops_per_sec()).filter(|&r| r > 0.0),
-        removed_secs: ctx.compensate.then_some(removed),
-        predicted: Predictions {
-            secs,
-            kernel_secs,
-            trace_secs,
-            other_compensation_secs,
-            compute_only_secs,
-            comm_only_secs,
-        },
+        kernel_speed: ctx.models.kernel_speed,
+        trace_rate: p.trace_rate,
+        rate_coverage: p.rate_coverage,
+        trace_wall_rate: p.trace_wall_rate,
+        removed_secs: p.removed_secs,
+        predicted: p.predicted,
     })
-}
-
-/// `cfg` on a network that costs nothing: no latency (`smpi/lat-factor` 0), a bandwidth a
-/// million times the link's, and no per-call overheads (`smpi/os`, `smpi/or`, `smpi/ois`).
-fn free_network(cfg: &ReplayConfig) -> ReplayConfig {
-    let mut c = cfg.clone();
-    for item in [
-        "smpi/lat-factor:0:0",
-        "smpi/bw-factor:0:1e6",
-        "smpi/os:0:0:0",
-        "smpi/or:0:0:0",
-        "smpi/ois:0:0:0",
-    ] {
-        c.set(item).expect("valid setting");
-    }
-    c
-}
-
-/// Replays `traces` on `platform` with ranks placed round-robin on the hosts of `hostfile`,
-/// the bursts compensated for the tracer's overhead when `compensate`. Returns the simulated
-/// time and the mean compute time removed per rank, seconds.
-fn replay(
-    platform: &Platform,
-    hostfile: &Path,
-    np: usize,
-    traces: &TraceSource,
-    meta: &TraceMeta,
-    cfg: &ReplayConfig,
-    compensate: bool,
-) -> Result<(f64, f64), ValidateError> {
-    let dep = deployment::from_hostfile(hostfile, platform, Some(np))
-        .map_err(|e| ValidateError::Deployment(Box::new(e)))?;
-    let hosts: Vec<_> = dep.ranks.iter().map(|r| r.host).collect();
-    let placement: Vec<_> = (0..np).map(|i| hosts[i % hosts.len()]).collect();
-    let compensated = compensate.then(|| CompensatedTrace::new(traces, meta));
-    let set: &dyn TraceSet = match &compensated {
-        Some(c) => c,
-        None => traces,
-    };
-    let sim = Simulation::new(platform, &placement, set, cfg.clone())?;
-    let report = sim.run(&mut NoObserver)?;
-    let removed = compensated.map_or(0.0, |c| {
-        let a = c.accounts();
-        a.iter().map(|a| a.removed_secs).sum::<f64>() / a.len().max(1) as f64
-    });
-    Ok((report.simulated_time_secs, removed))
 }
 
 fn mode_name(mode: &Mode, cores: bool) -> String {
@@ -734,37 +501,5 @@ fn mode_name(mode: &Mode, cores: bool) -> String {
         ),
         Mode::Folding { ranks_per_core, .. } => format!("folded x{ranks_per_core}"),
         Mode::Scattered { .. } => "scattered".into(),
-    }
-}
-
-/// `xml` with every `speed="..."` attribute set to `flops_per_sec` (the platforms written by
-/// `timeless calibrate network` have no other `speed` attribute).
-fn with_host_speed(xml: &str, flops_per_sec: f64) -> String {
-    let mut out = String::with_capacity(xml.len());
-    let mut rest = xml;
-    while let Some(i) = rest.find("speed=\"") {
-        let value_start = i + "speed=\"".len();
-        out.push_str(&rest[..value_start]);
-        out.push_str(&format!("{flops_per_sec:e}f"));
-        let end = rest[value_start..]
-            .find('"')
-            .map_or(rest.len(), |j| value_start + j);
-        rest = &rest[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn host_speed_is_replaced() {
-        let xml = r#"<host id="a" speed="1e9f" core="2"/><host id="b" speed="2Gf"/>"#;
-        assert_eq!(
-            with_host_speed(xml, 3.5e9),
-            r#"<host id="a" speed="3.5e9f" core="2"/><host id="b" speed="3.5e9f"/>"#
-        );
     }
 }

@@ -312,6 +312,98 @@ pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
     s
 }
 
+/// The rows of a `validate.csv` written by [`csv`], each with its line number: the case and
+/// its measurements (label, ranks, layouts, calibration, measured times, launch baseline,
+/// traced time, CPU share), nothing predicted yet (NaN; speeds 0).
+///
+/// # Errors
+/// `LINE: what was expected` for a missing column or a field that does not parse.
+pub fn parse_csv(text: &str) -> Result<Vec<(usize, Row)>, String> {
+    let mut lines = text.lines().enumerate();
+    let (_, header) = lines
+        .next()
+        .ok_or("1: empty file, expected the header of validate.csv")?;
+    let names: Vec<&str> = header.split(',').collect();
+    let col = |name: &str| {
+        names
+            .iter()
+            .position(|&n| n == name)
+            .ok_or(format!("1: no column `{name}` (not a validate.csv)"))
+    };
+    let [label, np, mode, trace_mode, calibration, baseline, traced, share, measured] = [
+        "program",
+        "ranks",
+        "mode",
+        "trace_mode",
+        "calibration",
+        "launch_baseline_secs",
+        "traced_secs",
+        "cpu_share",
+        "measured_secs",
+    ]
+    .map(col);
+    let (label, np, mode, trace_mode, calibration) =
+        (label?, np?, mode?, trace_mode?, calibration?);
+    let (baseline, traced, share, measured) = (baseline?, traced?, share?, measured?);
+    let mut rows = Vec::new();
+    for (i, line) in lines {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() != names.len() {
+            return Err(format!(
+                "{n}: {} fields, expected {} as in the header",
+                f.len(),
+                names.len()
+            ));
+        }
+        let number = |c: usize, what: &str| -> Result<Option<f64>, String> {
+            if f[c].is_empty() {
+                return Ok(None);
+            }
+            match f[c].parse::<f64>() {
+                Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v)),
+                _ => Err(format!("{n}: {what} `{}` is not a number >= 0", f[c])),
+            }
+        };
+        let ranks = f[np]
+            .parse::<usize>()
+            .ok()
+            .filter(|&r| r >= 1)
+            .ok_or(format!("{n}: ranks `{}` is not a number >= 1", f[np]))?;
+        let times = f[measured]
+            .split_whitespace()
+            .map(|t| match t.parse::<f64>() {
+                Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+                _ => Err(format!("{n}: measured time `{t}` is not a number >= 0")),
+            })
+            .collect::<Result<Vec<f64>, String>>()?;
+        rows.push((
+            n,
+            Row {
+                label: f[label].to_string(),
+                np: ranks,
+                mode: f[mode].to_string(),
+                trace_mode: f[trace_mode].to_string(),
+                calibration: f[calibration].to_string(),
+                measured: times,
+                baseline_secs: number(baseline, "launch baseline")?,
+                traced_secs: number(traced, "traced time")?,
+                cpu_share: number(share, "CPU share")?,
+                kernel_speed: 0.0,
+                trace_rate: None,
+                rate_coverage: None,
+                trace_wall_rate: None,
+                removed_secs: None,
+                predicted: crate::repredict::unpredicted(),
+            },
+        ));
+    }
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,6 +472,41 @@ mod tests {
         assert_eq!(
             s,
             "acquisition modes, ring on 2 ranks (relative to the first):\n  traced regular                  predicted 1.0000 s (+0.00%), at the kernel speed 0.7500 s (+0.00%)\n  traced folded x2 on 1 core      predicted 1.0120 s (+1.20%), at the kernel speed 0.7590 s (+1.20%)\n"
+        );
+    }
+
+    /// A written validate.csv reads back with its measurements (the row of `row()`: measured
+    /// 1.0 1.2 0.9 s, baseline 0.3 s, traced 1.5 s, CPU share 0.9), and a bad field is named
+    /// with its line.
+    #[test]
+    fn csv_reads_back_the_measurements() {
+        let rows = vec![
+            row("a", 2, "regular", &[1.0, 1.2, 0.9], 1.09),
+            row("d", 8, "folded x4 on 2 cores", &[], 9.0),
+        ];
+        let text = csv(&rows, SpeedSource::Trace, true);
+        let back = parse_csv(&text).unwrap();
+        assert_eq!(back.len(), 2);
+        let (line, a) = &back[0];
+        assert_eq!(*line, 2);
+        assert_eq!((a.label.as_str(), a.np), ("a", 2));
+        assert_eq!(a.measured, [1.0, 1.2, 0.9]);
+        assert_eq!(a.baseline_secs, Some(0.3));
+        assert_eq!(a.traced_secs, Some(1.5));
+        assert_eq!(a.cpu_share, Some(0.9));
+        assert_eq!(a.calibration, "base");
+        let (line, d) = &back[1];
+        assert_eq!(*line, 3);
+        assert_eq!(d.trace_mode, "folded x4 on 2 cores");
+        assert!(d.measured.is_empty());
+        let bad = text.replace("1.000000 1.200000", "1.000000 x");
+        assert_eq!(
+            parse_csv(&bad).unwrap_err(),
+            "2: measured time `x` is not a number >= 0"
+        );
+        assert_eq!(
+            parse_csv("program,ranks\n").unwrap_err(),
+            "1: no column `mode` (not a validate.csv)"
         );
     }
 
