@@ -249,16 +249,24 @@ impl Engine {
     /// cores it takes an idle core and slows nobody; with k executions and m polls on C < k + m
     /// cores each execution gets `C/(k + share·m)` of a core.
     ///
-    /// A poll has no completion date: it is never in the event heap, so it neither ends nor
-    /// keeps [`Engine::step`] from reporting that nothing can progress.
-    pub fn start_poll(&mut self, cpu: u32, share: f64) -> ActivityId {
-        debug_assert!(share > 0.0 && share.is_finite());
+    /// With `spin_secs` infinite a poll has no completion date: it is never in the event heap,
+    /// so it neither ends nor keeps [`Engine::step`] from reporting that nothing can progress.
+    /// With `spin_secs` finite it ends (reported done like an execution) once it has burnt
+    /// `spin_secs` of one core's time (`spin_secs × speed` flops at its rate): a rank that
+    /// spins that long, then yields.
+    pub fn start_poll(&mut self, cpu: u32, share: f64, spin_secs: f64) -> ActivityId {
+        debug_assert!(share > 0.0 && share.is_finite() && spin_secs >= 0.0);
         let speed = self.cpu_speed[cpu as usize];
         let var = self.lmm.add_variable(1.0 / share, speed);
         self.lmm.expand(self.cpu_cnst[cpu as usize], var, 1.0);
+        let remaining = if spin_secs.is_finite() {
+            spin_secs * speed
+        } else {
+            f64::INFINITY
+        };
         let id = self.alloc(Activity {
             penalty_after_latency: 1.0 / share,
-            ..Activity::new(Phase::Running, Some(var), f64::INFINITY, self.now)
+            ..Activity::new(Phase::Running, Some(var), remaining, self.now)
         });
         self.bind_var(var, id);
         id

@@ -44,6 +44,11 @@ pub struct ReplayConfig {
     /// computing rank (`Engine::start_poll`), as an MPI library's progress loop does on a
     /// folded run. 0: waiting is free for the cores, as in SimGrid.
     pub poll_cpu_share: f64,
+    /// `timeless/poll-spin-secs` (infinite; a timeless extension): with a poll share, the CPU
+    /// time in seconds a blocked rank's poll burns before it yields its core for the rest of
+    /// the wait (an MPI library that spins a while, then blocks or yields); each time the rank
+    /// blocks again, it spins again. Infinite: it polls for the whole wait.
+    pub poll_spin_secs: f64,
     /// `smpi/<coll>` algorithm choices.
     pub colls: CollectiveConfig,
 }
@@ -67,6 +72,7 @@ impl Default for ReplayConfig {
             grow_injected_times: true,
             simulate_computation: true,
             poll_cpu_share: 0.0,
+            poll_spin_secs: f64::INFINITY,
             colls: CollectiveConfig::default(),
         }
     }
@@ -178,6 +184,7 @@ impl ReplayConfig {
             "smpi/grow-injected-times" => self.grow_injected_times = parse_bool(key, value)?,
             "smpi/simulate-computation" => self.simulate_computation = parse_bool(key, value)?,
             "timeless/poll-cpu-share" => self.poll_cpu_share = parse_f64(key, value)?,
+            "timeless/poll-spin-secs" => self.poll_spin_secs = parse_f64(key, value)?,
             k if NO_EFFECT_KEYS.contains(&k) => return Ok(KeyEffect::Ignored),
             _ => {
                 return match self.colls.set(key, value) {

@@ -31,6 +31,8 @@ enum Owner {
     None,
     Rank(u32),
     Transfer(TransferId),
+    /// The poll of a blocked rank (`timeless/poll-cpu-share`), done when its spin ends.
+    Poll(u32),
 }
 
 struct Route {
@@ -899,8 +901,10 @@ impl<'p> Simulation<'p> {
             st.steps.push_front(Step::WaitNext);
             if self.cfg.poll_cpu_share > 0.0 && st.poll.is_none() {
                 let host = st.host;
-                let a = self.engine.start_poll(host, self.cfg.poll_cpu_share);
-                self.set_owner(a, Owner::None);
+                let a =
+                    self.engine
+                        .start_poll(host, self.cfg.poll_cpu_share, self.cfg.poll_spin_secs);
+                self.set_owner(a, Owner::Poll(r));
                 self.ranks[r as usize].poll = Some(a);
             }
         } else {
@@ -1165,6 +1169,7 @@ impl<'p> Simulation<'p> {
                     self.mail.free_transfer(t);
                 }
             }
+            Owner::Poll(r) => self.ranks[r as usize].poll = None,
             Owner::None => {}
         }
     }

@@ -91,7 +91,7 @@ fn polls_share_the_cores_until_cancelled() {
         let mut e = Engine::new(NetworkConfig::default());
         let c = e.add_cpu(1e9, cores);
         let x = e.start_exec(c, 1e9);
-        e.start_poll(c, share);
+        e.start_poll(c, share, f64::INFINITY);
         let out = run_to_end(&mut e);
         assert_eq!(out.len(), 1, "the poll never ends");
         assert_eq!(out[0].0, x);
@@ -105,7 +105,7 @@ fn polls_share_the_cores_until_cancelled() {
     let mut e = Engine::new(NetworkConfig::default());
     let c = e.add_cpu(1e9, 1);
     let x = e.start_exec(c, 1e9);
-    let p = e.start_poll(c, 1.0);
+    let p = e.start_poll(c, 1.0, f64::INFINITY);
     let s = e.start_sleep(1.0);
     let mut done = Vec::new();
     assert!(e.step(&mut done));
@@ -117,6 +117,29 @@ fn polls_share_the_cores_until_cancelled() {
     assert_eq!(out[0].0, x);
     assert!(rel(out[0].1, 1.5) < 1e-12, "{}", out[0].1);
     assert_eq!(e.in_progress(), 0);
+}
+
+/// A poll that spins 0.5 s of CPU time next to an execution of 1 Gflop on one core of 1 Gflop/s
+/// (share 1): each gets half the core, so the poll has burnt its 0.5 s of core time (0.5
+/// Gflop at 0.5 Gflop/s) at 1.0 s and ends; the execution has done 0.5 Gflop by then and
+/// the other 0.5 Gflop alone, done at 1.5 s. With share 0.25 the poll gets 0.2 of the core:
+/// it ends at 0.5 / 0.2 = 2.5 s, when the execution (0.8 Gflop/s) has long finished at 1.25 s,
+/// and alone it burns the rest (0.5 - 0.25 = 0.25 s of core time) from 1.25 s: ends at 1.5 s.
+#[test]
+fn a_spinning_poll_ends_after_its_cpu_time() {
+    for (share, exec_end, poll_end) in [(1.0, 1.5, 1.0), (0.25, 1.25, 1.5)] {
+        let mut e = Engine::new(NetworkConfig::default());
+        let c = e.add_cpu(1e9, 1);
+        let x = e.start_exec(c, 1e9);
+        let p = e.start_poll(c, share, 0.5);
+        let mut out = run_to_end(&mut e);
+        out.sort_by(|a, b| a.1.total_cmp(&b.1));
+        assert_eq!(out.len(), 2, "share {share}: {out:?}");
+        let at = |id| out.iter().find(|(a, _)| *a == id).map(|o| o.1).unwrap();
+        assert!(rel(at(x), exec_end) < 1e-12, "share {share}: {out:?}");
+        assert!(rel(at(p), poll_end) < 1e-12, "share {share}: {out:?}");
+        assert_eq!(e.in_progress(), 0);
+    }
 }
 
 /// Incremental and full re-solves give the same dates on a contended mix.
