@@ -2,7 +2,7 @@
 //! speed, scattered mode gathering the rank files over MPI, and the errors of a missing
 //! program or tracer library.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
@@ -10,30 +10,28 @@ mod common;
 use common::mpi::{text, timeless, MPI_JOBS};
 use common::trace::{have_mpi, programs, tmp};
 
+/// `timeless trace -n 2 <flags> -o <tmp>/<name> -- ring 2 1000 1000`, one MPI job at a time;
+/// panics with the output if tracing fails. Returns the standard output and the directory.
+fn trace_small_ring(name: &str, flags: &[&str]) -> (String, PathBuf) {
+    let exe = programs().join("ring");
+    let dir = tmp().join(name);
+    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let mut args = vec!["trace", "-n", "2"];
+    args.extend_from_slice(flags);
+    args.extend_from_slice(&["-o", dir.to_str().unwrap(), "--", exe.to_str().unwrap()]);
+    args.extend_from_slice(&["2", "1000", "1000"]);
+    let out = timeless(&args);
+    let (o, e) = text(&out);
+    assert!(out.status.success(), "{o}{e}");
+    (o, dir)
+}
+
 #[test]
 fn folding_confines_the_ranks_to_the_cores_it_names() {
     if !have_mpi() {
         return;
     }
-    let exe = programs().join("ring");
-    let dir = tmp().join("folded");
-    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
-    let out = timeless(&[
-        "trace",
-        "-n",
-        "2",
-        "--fold",
-        "2",
-        "-o",
-        dir.to_str().unwrap(),
-        "--",
-        exe.to_str().unwrap(),
-        "2",
-        "1000",
-        "1000",
-    ]);
-    let (o, e) = text(&out);
-    assert!(out.status.success(), "{o}{e}");
+    let (o, dir) = trace_small_ring("folded", &["--fold", "2"]);
     assert!(o.contains("Traced 2 ranks"), "{o}");
     let meta = std::fs::read_to_string(dir.join("trace-meta.json")).unwrap();
     assert!(
@@ -50,25 +48,7 @@ fn a_given_reference_speed_reaches_every_rank() {
     if !have_mpi() {
         return;
     }
-    let exe = programs().join("ring");
-    let dir = tmp().join("ref-speed");
-    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
-    let out = timeless(&[
-        "trace",
-        "-n",
-        "2",
-        "--ref-speed",
-        "2.5e9",
-        "-o",
-        dir.to_str().unwrap(),
-        "--",
-        exe.to_str().unwrap(),
-        "2",
-        "1000",
-        "1000",
-    ]);
-    let (o, e) = text(&out);
-    assert!(out.status.success(), "{o}{e}");
+    let (_, dir) = trace_small_ring("ref-speed", &["--ref-speed", "2.5e9"]);
     let m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("trace-meta.json")).unwrap())
             .unwrap();
