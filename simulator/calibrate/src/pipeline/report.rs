@@ -229,45 +229,37 @@ pub(super) fn summary(
     for (k, v) in cal.params.cfg_items() {
         let _ = writeln!(s, "  {k}:{v}");
     }
-    let mut errs: Vec<(f64, u64)> = rows
-        .iter()
-        .map(|r| {
+    let pingpong = rows.iter().map(|r| {
+        (
+            (r.simulated_secs - r.measured_secs).abs() / r.measured_secs,
+            r.size_bytes,
+        )
+    });
+    error_line(&mut s, "ping-pong", pingpong.collect());
+    let exchange = rows.iter().filter_map(|r| {
+        r.exchange.as_ref().map(|e| {
             (
-                (r.simulated_secs - r.measured_secs).abs() / r.measured_secs,
+                (e.simulated_secs - e.point.measured_secs).abs() / e.point.measured_secs,
                 r.size_bytes,
             )
         })
-        .collect();
-    errs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    if let Some(&(max, at)) = errs.last() {
-        let med = errs[errs.len() / 2].0;
-        let _ = writeln!(
-            s,
-            "simulated vs measured ping-pong: median |error| {:.2}%, max |error| {:.2}% at {at} B",
-            100.0 * med,
-            100.0 * max
-        );
-    }
-    let mut errs: Vec<(f64, u64)> = rows
-        .iter()
-        .filter_map(|r| {
-            r.exchange.as_ref().map(|e| {
-                (
-                    (e.simulated_secs - e.point.measured_secs).abs() / e.point.measured_secs,
-                    r.size_bytes,
-                )
-            })
-        })
-        .collect();
-    errs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    if let Some(&(max, at)) = errs.last() {
-        let med = errs[errs.len() / 2].0;
-        let _ = writeln!(
-            s,
-            "simulated vs measured exchange: median |error| {:.2}%, max |error| {:.2}% at {at} B",
-            100.0 * med,
-            100.0 * max
-        );
-    }
+    });
+    error_line(&mut s, "exchange", exchange.collect());
     s
+}
+
+/// Appends `simulated vs measured <what>: median |error| …, max |error| … at <S> B` for the
+/// relative errors `errs` (error, size in bytes); nothing when there are none.
+fn error_line(s: &mut String, what: &str, mut errs: Vec<(f64, u64)>) {
+    use std::fmt::Write;
+    errs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if let Some(&(max, at)) = errs.last() {
+        let med = errs[errs.len() / 2].0;
+        let _ = writeln!(
+            s,
+            "simulated vs measured {what}: median |error| {:.2}%, max |error| {:.2}% at {at} B",
+            100.0 * med,
+            100.0 * max
+        );
+    }
 }
