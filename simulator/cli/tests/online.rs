@@ -307,7 +307,7 @@ fn no_text_writes_only_the_compressed_trace() {
     assert!(t > 16.0 * 1e6 / 1.25e8, "{t}");
 }
 
-/// `--compress` in scattered mode with `--gather` (a localhost hostfile, as `tests/trace.rs`'s
+/// `--compress` in scattered mode with `--gather` (a localhost hostfile, as `tests/trace_launch.rs`'s
 /// scattered test): the ranks write into a node-local temporary directory, rank 0 merges the
 /// compressed trace there at `MPI_Finalize` *before* the gather, which then moves it with the
 /// text files: 4 rank files, the list, the metadata and trace.tlg, 7 files. The gathered

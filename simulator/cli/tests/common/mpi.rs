@@ -1,4 +1,4 @@
-//! What the MPI test suites (`trace.rs`, `online.rs`) share: building the MPI programs and
+//! What the MPI test suites (`trace_*.rs`, `online.rs`...) share: building the MPI programs and
 //! the tracer library once, running `timeless`, serialising MPI jobs.
 #![allow(dead_code)]
 

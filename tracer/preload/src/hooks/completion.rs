@@ -15,7 +15,7 @@ impl Hook<(Req, St)> for Wait {
             if let Some(p) = &mut t.profile {
                 p.direct(k.comm.unwrap_or(0), 0, 0);
             }
-            wait_rec(t, k)?;
+            completion_rec(t, k, WAIT)?;
         }
         Ok(())
     }
@@ -38,11 +38,11 @@ impl Hook<(Req, *mut c_int, St)> for Test {
         // SAFETY: flag output of a successful call.
         if unsafe { *flag } != 0 {
             if let (_, Some(k)) = t.complete(key, status(st))? {
-                test_rec(t, k)?;
-                wait_rec(t, k)?;
+                completion_rec(t, k, TEST)?;
+                completion_rec(t, k, WAIT)?;
             }
         } else if let Some(k) = known {
-            test_rec(t, k)?;
+            completion_rec(t, k, TEST)?;
         }
         Ok(())
     }
@@ -68,7 +68,9 @@ fn completed(
     if allow_waitall && p2p > 0 && p2p == pending {
         t.rec_record(Record::WaitAll, None)
     } else {
-        waits.into_iter().try_for_each(|k| wait_rec(t, k))
+        waits
+            .into_iter()
+            .try_for_each(|k| completion_rec(t, k, WAIT))
     }
 }
 

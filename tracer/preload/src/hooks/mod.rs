@@ -86,24 +86,24 @@ fn status<'a>(p: *mut MPI_Status) -> &'a MPI_Status {
     unsafe { &*p }
 }
 
-fn wait_rec(t: &mut Tracer, k: WaitKey) -> Result<(), Fail> {
-    let WaitKey {
-        src,
-        dst,
-        tag,
-        comm,
-    } = k;
-    t.rec_record(Record::Wait { src, dst, tag }, comm)
-}
+/// Builds a completion record from the `src dst tag` of its [`WaitKey`]: [`WAIT`] or [`TEST`].
+type CompletionRecord = fn(u32, u32, i32) -> Record;
 
-fn test_rec(t: &mut Tracer, k: WaitKey) -> Result<(), Fail> {
+/// `wait src dst tag`.
+const WAIT: CompletionRecord = |src, dst, tag| Record::Wait { src, dst, tag };
+
+/// `test src dst tag`.
+const TEST: CompletionRecord = |src, dst, tag| Record::Test { src, dst, tag };
+
+/// Writes the completion record `variant` (`WAIT` or `TEST`) of the request named by `k`.
+fn completion_rec(t: &mut Tracer, k: WaitKey, variant: CompletionRecord) -> Result<(), Fail> {
     let WaitKey {
         src,
         dst,
         tag,
         comm,
     } = k;
-    t.rec_record(Record::Test { src, dst, tag }, comm)
+    t.rec_record(variant(src, dst, tag), comm)
 }
 
 fn read_reqs(count: c_int, reqs: Req) -> Vec<u64> {

@@ -8,6 +8,11 @@
 //! written platform with our simulator, and writes the files. Nothing is written to `--out`
 //! unless every step succeeded.
 //!
+//! This module holds the pipeline's configuration, errors and progress, and strings the steps
+//! together ([`calibrate_network_files`]); `bench` launches the benchmark under mpirun, and
+//! [`report`] holds what is written: the per-size rows of `fit.csv`, the summary and the
+//! files.
+//!
 //! `--fold K` calibrates the network as a folded run sees it: the benchmark runs K ranks per
 //! core on every core of this machine, launched as `timeless trace` and `timeless validate`
 //! launch folded runs (`taskset`, `--oversubscribe --bind-to none --mca mpi_yield_when_idle 1`),
@@ -21,7 +26,6 @@
 //! ([`crate::network::calibrate_folded_network`]). The benchmark is replayed as it ran: the
 //! ping-pong on every measuring pair at once (the `exchange_ranks` count of the
 //! measurements), a folded exchange after its barrier.
-
 //!
 //! ```no_run
 //! use timeless_calibrate::pipeline::{calibrate_network_files, NetworkConfig, NoProgress};
@@ -34,18 +38,18 @@
 //! print!("{}", cal.summary);
 //! ```
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+mod bench;
+pub mod report;
 
-use timeless_kernel::PiecewiseFactor;
+use std::path::PathBuf;
+use std::process::ExitStatus;
+
 use timeless_platform::{Platform, PlatformOptions};
 
 use crate::input;
 use crate::measurement::{Measurements, Op};
 use crate::network::{
-    added_wait_secs, calibrate_folded_network, calibrate_network, ExchangePoint,
-    NetworkCalibration, NetworkOptions,
+    added_wait_secs, calibrate_folded_network, calibrate_network, NetworkOptions,
 };
 use crate::pingpong_sim::{
     simulate_exchange, simulate_exchange_after_barrier, simulate_pingpong_pairs,
@@ -53,6 +57,10 @@ use crate::pingpong_sim::{
 use crate::platform_xml::{platform_xml, HostSpec};
 use crate::CalibrateError;
 use timeless_launch::PathError;
+
+use bench::{find_bench, hostfile_hosts, run_bench, this_host};
+use report::{fit_csv, overhead, summary};
+pub use report::{CalibrationFiles, ExchangeRow, FitRow};
 
 /// What the calibration pipeline can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -271,203 +279,6 @@ impl NetworkConfig {
             fold: None,
             unfolded: None,
         }
-    }
-}
-
-/// Distinct host names of an Open MPI (`name slots=N`) or SimGrid (`name:k`) hostfile, in order.
-fn hostfile_hosts(path: &Path) -> Result<Vec<String>, PipelineError> {
-    let text = std::fs::read_to_string(path).map_err(PathError::at("read", path))?;
-    let mut hosts: Vec<String> = Vec::new();
-    for line in text.lines() {
-        let line = line.split('#').next().unwrap_or("").trim();
-        let Some(first) = line.split_whitespace().next() else {
-            continue;
-        };
-        let name = first.split(':').next().unwrap_or(first).to_string();
-        if !hosts.contains(&name) {
-            hosts.push(name);
-        }
-    }
-    if hosts.is_empty() {
-        return Err(PipelineError::NoHost(path.to_path_buf()));
-    }
-    Ok(hosts)
-}
-
-fn this_host() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "localhost".to_string())
-}
-
-fn find_bench(given: &Option<PathBuf>) -> Result<PathBuf, PipelineError> {
-    if let Some(b) = given {
-        return if b.exists() {
-            Ok(b.clone())
-        } else {
-            Err(PipelineError::Bench(b.clone()))
-        };
-    }
-    timeless_launch::find_companion("timeless-pingpong").ok_or(PipelineError::NoBench)
-}
-
-/// Runs the benchmark under mpirun, reporting its `i/N sizes` messages to `progress`.
-fn run_bench(
-    args: &NetworkConfig,
-    bench: &Path,
-    csv: &Path,
-    multi_host: bool,
-    cores: u32,
-    progress: &mut dyn Progress,
-) -> Result<(), PipelineError> {
-    let mut cmd = match args.fold {
-        Some(k) => {
-            let mut c = Command::new("taskset");
-            c.args(["-c", &format!("0-{}", cores.max(1) - 1), &args.mpirun])
-                .args(["-np", &(k * cores.max(1) as usize).to_string()])
-                .args(timeless_launch::line::OPEN_MPI_FOLDED_ARGS);
-            c
-        }
-        None => {
-            let mut c = Command::new(&args.mpirun);
-            c.args(["-np", "2"]);
-            c
-        }
-    };
-    if let Some(h) = &args.hostfile {
-        cmd.arg("--hostfile").arg(h);
-        if multi_host {
-            cmd.args(["--map-by", "node"]);
-        }
-    }
-    cmd.args(&args.mpirun_args).arg(bench);
-    if args.fold.is_some() {
-        cmd.args(["--yield", "--busy-pairs"]);
-    }
-    cmd.args(["--reps", &args.reps.to_string()])
-        .args(["--max-size", &args.max_size.to_string()])
-        .arg("--out")
-        .arg(csv)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let shown = format!("{cmd:?}");
-    let mut child = cmd.spawn().map_err(|source| PipelineError::Start {
-        program: cmd.get_program().to_string_lossy().into_owned(),
-        source,
-    })?;
-    progress.begin(Stage::Benchmark, 1);
-    let mut stderr = child.stderr.take().expect("piped");
-    let mut log = String::new();
-    let mut pending = String::new();
-    let mut chunk = [0u8; 4096];
-    while let Ok(n) = stderr.read(&mut chunk) {
-        if n == 0 {
-            break;
-        }
-        pending.push_str(&String::from_utf8_lossy(&chunk[..n]));
-        while let Some(i) = pending.find(['\r', '\n']) {
-            let line: String = pending.drain(..=i).collect();
-            let line = line.trim();
-            if let Some(rest) = line.strip_prefix("timeless-pingpong: ") {
-                if let Some((done, total)) = rest
-                    .split_whitespace()
-                    .next()
-                    .and_then(|f| f.split_once('/'))
-                    .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
-                {
-                    progress.position(done, total);
-                    continue;
-                }
-            }
-            if !line.is_empty() {
-                log.push_str(line);
-                log.push('\n');
-            }
-        }
-    }
-    let status = child.wait()?;
-    progress.end();
-    if !status.success() {
-        return Err(PipelineError::BenchFailed {
-            status,
-            command: shown,
-            log,
-        });
-    }
-    Ok(())
-}
-
-/// One row of `fit.csv`: a message size, measured, fitted and simulated.
-#[derive(Debug, Clone)]
-pub struct FitRow {
-    /// Message size, bytes.
-    pub size_bytes: u64,
-    /// Measured round trip (median), seconds.
-    pub measured_secs: f64,
-    /// Fastest measured round trip, seconds.
-    pub min_secs: f64,
-    /// Slowest measured round trip, seconds.
-    pub max_secs: f64,
-    /// One-way network time derived from the measurements, seconds.
-    pub one_way_secs: f64,
-    /// The fit's one-way time, seconds.
-    pub fitted_one_way_secs: f64,
-    /// The model's round trip (fit plus per-call overheads), seconds.
-    pub model_secs: f64,
-    /// The round trip replayed on the written platform, seconds.
-    pub simulated_secs: f64,
-    /// The exchange at this size, when measured.
-    pub exchange: Option<ExchangeRow>,
-}
-
-/// The exchange at one size (`fit.csv`'s exchange columns).
-#[derive(Debug, Clone)]
-pub struct ExchangeRow {
-    /// The measured point.
-    pub point: ExchangePoint,
-    /// Concurrent flows.
-    pub flows: u64,
-    /// The model's time, seconds.
-    pub model_secs: f64,
-    /// The exchange replayed on the written platform, seconds.
-    pub simulated_secs: f64,
-}
-
-fn overhead(params: &[(String, String)], key: &str, size: u64) -> f64 {
-    params
-        .iter()
-        .find(|(k, _)| k == key)
-        .and_then(|(_, v)| PiecewiseFactor::parse(v, 1).ok())
-        .map_or(0.0, |f| f.overhead_secs(size as f64))
-}
-
-/// A network calibration, ready to write.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct CalibrationFiles {
-    /// Per size: measured, fitted, simulated.
-    pub rows: Vec<FitRow>,
-    /// The summary (`summary.txt`, what the binary prints).
-    pub summary: String,
-    /// The files to write, by name: `pingpong.csv`, `platform.xml`, `smpi.cfg`, `hostfile`,
-    /// `fit.csv`, `summary.txt`.
-    pub files: Vec<(&'static str, String)>,
-}
-
-impl CalibrationFiles {
-    /// Writes [`CalibrationFiles::files`] into `out` (created).
-    ///
-    /// # Errors
-    /// [`PipelineError::File`] naming the directory or file that cannot be created or written.
-    pub fn write(&self, out: &Path) -> Result<(), PipelineError> {
-        std::fs::create_dir_all(out).map_err(PathError::at("create", out))?;
-        for (name, text) in &self.files {
-            let path = out.join(name);
-            std::fs::write(&path, text).map_err(PathError::at("write", &path))?;
-        }
-        Ok(())
     }
 }
 
@@ -732,194 +543,4 @@ pub fn calibrate_network_files(
         summary,
         files,
     })
-}
-
-fn fit_csv(rows: &[FitRow]) -> String {
-    let mut s = String::from(
-        "size_bytes,measured_rtt_secs,min_rtt_secs,max_rtt_secs,one_way_network_secs,fitted_one_way_secs,model_rtt_secs,simulated_rtt_secs,error_pct,measured_exchange_secs,exchange_transfer_secs,exchange_pair_ratio,exchange_in_fit,model_exchange_secs,simulated_exchange_secs,exchange_error_pct\n",
-    );
-    for r in rows {
-        s.push_str(&format!(
-            "{},{:e},{:e},{:e},{:e},{:e},{:e},{:e},{:.3},",
-            r.size_bytes,
-            r.measured_secs,
-            r.min_secs,
-            r.max_secs,
-            r.one_way_secs,
-            r.fitted_one_way_secs,
-            r.model_secs,
-            r.simulated_secs,
-            100.0 * (r.simulated_secs - r.measured_secs) / r.measured_secs
-        ));
-        match &r.exchange {
-            Some(e) => s.push_str(&format!(
-                "{:e},{:e},{:.4},{},{:e},{:e},{:.3}\n",
-                e.point.measured_secs,
-                e.point.transfer_secs,
-                e.point.ratio(e.flows),
-                e.point.fitted,
-                e.model_secs,
-                e.simulated_secs,
-                100.0 * (e.simulated_secs - e.point.measured_secs) / e.point.measured_secs
-            )),
-            None => s.push_str(",,,,,,\n"),
-        }
-    }
-    s
-}
-
-fn summary(
-    cal: &NetworkCalibration,
-    rows: &[FitRow],
-    source: &str,
-    hosts: &[String],
-    speed: f64,
-    cores: u32,
-    pp_ranks: u64,
-) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(s, "measurements: {source}");
-    let _ = writeln!(
-        s,
-        "sizes: {} ({} B .. {} B)",
-        rows.len(),
-        rows.first().map_or(0, |r| r.size_bytes),
-        rows.last().map_or(0, |r| r.size_bytes)
-    );
-    let _ = writeln!(
-        s,
-        "hosts: {} (speed {speed:.4e} flop/s, {cores} cores)",
-        hosts.join(", ")
-    );
-    let _ = writeln!(
-        s,
-        "eager/rendezvous switch: smpi/send-is-detached-thresh = {} B ({:?})",
-        cal.params.detached_thresh_bytes, cal.threshold_source
-    );
-    match (&cal.flow_sharing, cal.link.shared_bandwidth_bytes_per_sec()) {
-        (Some(p), Some(shared)) => {
-            let _ = writeln!(
-                s,
-                "link: latency {:e} s, bandwidth {:e} B/s per flow (FATPIPE), then a SHARED link of {:e} B/s: concurrent flows get together {:.4} times a lone flow's bandwidth",
-                cal.link.latency_secs,
-                cal.link.bandwidth_bytes_per_sec,
-                shared,
-                p.aggregate_ratio
-            );
-            let _ = writeln!(
-                s,
-                "concurrent flows: exchange of {} ranks at once at {} sizes, {} in the bandwidth regime fitted: ratio {:.4}{}",
-                p.flows,
-                p.points.len(),
-                p.points.iter().filter(|q| q.fitted).count(),
-                p.fitted_ratio,
-                if p.fitted_ratio == p.aggregate_ratio {
-                    String::new()
-                } else {
-                    format!(" (clamped to [1, {}]: {:.4})", p.flows, p.aggregate_ratio)
-                }
-            );
-            if pp_ranks > 2 {
-                let _ = writeln!(
-                    s,
-                    "  fitted together with the ping-pong of the {} busy pairs at once (both replayed that way)",
-                    pp_ranks / 2
-                );
-            }
-            let _ = writeln!(
-                s,
-                "exchange overhead: smpi/ois fitted on the (unfolded) exchange minus its flows, at least the MPI_Isend call: {}",
-                cal.params
-                    .ois
-                    .iter()
-                    .map(|e| format!(
-                        "S > {} B: {:.4e} s + {:.4e} s/B",
-                        e.threshold_bytes, e.intercept_secs, e.slope_secs_per_byte
-                    ))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            );
-        }
-        _ => {
-            let _ = writeln!(
-                s,
-                "link: latency {:e} s, bandwidth {:e} B/s, SHARED (lone-flow weight {}; effective {:e} B/s)",
-                cal.link.latency_secs,
-                cal.link.bandwidth_bytes_per_sec,
-                cal.link.crosstraffic_weight,
-                cal.link.effective_bandwidth_bytes_per_sec()
-            );
-        }
-    }
-    let _ = writeln!(
-        s,
-        "one-way network time T = a + b*(S + 16), {} segments (relative RMS {:.2}%):",
-        cal.fit.segments.len(),
-        100.0 * cal.fit.relative_rms
-    );
-    for ((seg, lat), bw) in cal
-        .fit
-        .segments
-        .iter()
-        .zip(&cal.params.lat_factor)
-        .zip(&cal.params.bw_factor)
-    {
-        let _ = writeln!(
-            s,
-            "  S in [{}, {}] B ({} sizes): a = {:.4e} s, b = {:.4e} s/B ({:.4e} B/s); lat-factor {:.4}, bw-factor {:.4}",
-            seg.first_size_bytes,
-            seg.last_size_bytes,
-            seg.points,
-            seg.intercept_secs,
-            seg.slope_secs_per_byte,
-            if seg.slope_secs_per_byte > 0.0 { 1.0 / seg.slope_secs_per_byte } else { f64::INFINITY },
-            lat.factor,
-            bw.factor
-        );
-    }
-    for (k, v) in cal.params.cfg_items() {
-        let _ = writeln!(s, "  {k}:{v}");
-    }
-    let mut errs: Vec<(f64, u64)> = rows
-        .iter()
-        .map(|r| {
-            (
-                (r.simulated_secs - r.measured_secs).abs() / r.measured_secs,
-                r.size_bytes,
-            )
-        })
-        .collect();
-    errs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    if let Some(&(max, at)) = errs.last() {
-        let med = errs[errs.len() / 2].0;
-        let _ = writeln!(
-            s,
-            "simulated vs measured ping-pong: median |error| {:.2}%, max |error| {:.2}% at {at} B",
-            100.0 * med,
-            100.0 * max
-        );
-    }
-    let mut errs: Vec<(f64, u64)> = rows
-        .iter()
-        .filter_map(|r| {
-            r.exchange.as_ref().map(|e| {
-                (
-                    (e.simulated_secs - e.point.measured_secs).abs() / e.point.measured_secs,
-                    r.size_bytes,
-                )
-            })
-        })
-        .collect();
-    errs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    if let Some(&(max, at)) = errs.last() {
-        let med = errs[errs.len() / 2].0;
-        let _ = writeln!(
-            s,
-            "simulated vs measured exchange: median |error| {:.2}%, max |error| {:.2}% at {at} B",
-            100.0 * med,
-            100.0 * max
-        );
-    }
-    s
 }
