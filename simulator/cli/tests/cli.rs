@@ -266,6 +266,7 @@ fn host_property_overrides_software_overhead() {
 /// core busy. Ranks 0 and 2 compute 1 Gflop each on a 1-core 1 Gf host while rank 1 waits for
 /// rank 0's message: without polls they share the core (2 s); with a poll of share w beside
 /// them each gets 1/(2 + w) of it (2 + w seconds); a core for each rank, nothing changes.
+/// `timeless/poll-spin-secs` ends the poll after that much CPU time (hand derivation below).
 #[test]
 fn waiting_ranks_poll_a_share_of_the_core() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -284,18 +285,31 @@ fn waiting_ranks_poll_a_share_of_the_core() {
          0 finalize\n1 finalize\n2 finalize\n",
     )
     .unwrap();
-    let time = |platform: &str, share: &str| {
-        let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
-            .current_dir(tmp.path())
+    let time_spin = |platform: &str, share: &str, spin: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_timeless"));
+        c.current_dir(tmp.path())
             .args(["simulate", "trace.txt", "-p", platform, "-n", "3"])
-            .args(["--cfg", &format!("timeless/poll-cpu-share:{share}")])
-            .args(["--format", "json"])
-            .output()
-            .unwrap();
+            .args(["--cfg", &format!("timeless/poll-cpu-share:{share}")]);
+        if let Some(s) = spin {
+            c.args(["--cfg", &format!("timeless/poll-spin-secs:{s}")]);
+        }
+        let o = c.args(["--format", "json"]).output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         v["simulated_time"].as_f64().unwrap()
     };
+    let time = |platform: &str, share: &str| time_spin(platform, share, None);
+    // `timeless/poll-spin-secs:T`: the poll ends after T seconds of CPU time. With share 1
+    // and T = 0.5 s, three contenders get 1/3 of the core each, so the poll ends at 1.5 s
+    // (when ranks 0 and 2 have done 0.5 Gflop each); the two then share the core for their
+    // last 0.5 Gflop: 1 s more, 2.5 s. T = 0: no poll at all, 2 s.
+    for (spin, expected) in [("0.5", 2.5), ("0", 2.0), ("1e9", 3.0)] {
+        let t = time_spin("one.xml", "1", Some(spin));
+        assert!(
+            ((t - expected) / expected).abs() < 1e-6,
+            "spin {spin}: {t} s, expected {expected}"
+        );
+    }
     for (platform, share, expected) in [
         ("one.xml", "0", 2.0),
         ("one.xml", "0.5", 2.5),
