@@ -36,6 +36,12 @@ pub struct ProxyArgs {
     /// Ranks (default: as many as the trace list names).
     #[arg(short = 'n', long = "np")]
     pub np: Option<u32>,
+    /// Keep the tracer's per-event cost in the compute bursts. By default it is removed, as
+    /// `timeless simulate` does (KOJAK-style compensation, `trace-meta.json`): a program that
+    /// makes millions of calls (an `MPI_Test` poll) would otherwise burn the tracer's time as
+    /// busy work.
+    #[arg(long)]
+    pub no_compensation: bool,
 }
 
 /// `--compute` values.
@@ -68,23 +74,30 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
     let n = opened
         .rank_count(args.np, &args.trace)
         .map_err(crate::simulate::failure)?;
-    let speeds = match args.ref_speed {
-        Some(s) => vec![s],
-        None => {
-            let meta = match opened.embedded_meta.clone() {
-                Some(bytes) => Some(
-                    timeless_run::embedded_tracer_meta(&args.trace, bytes)
-                        .map_err(crate::simulate::failure)?,
-                ),
-                None => timeless_compensate::TraceMeta::find_near(
-                    Some(&args.trace),
-                    opened.first_file.as_deref(),
-                )
-                .map_err(|e| input(e.into()))?
-                .ok(),
-            };
-            meta.map_or(vec![1e9], |m| m.speed_flops_per_sec)
-        }
+    let meta = match opened.embedded_meta.clone() {
+        Some(bytes) => Some(
+            timeless_run::embedded_tracer_meta(&args.trace, bytes)
+                .map_err(crate::simulate::failure)?,
+        ),
+        None => timeless_compensate::TraceMeta::find_near(
+            Some(&args.trace),
+            opened.first_file.as_deref(),
+        )
+        .map_err(|e| input(e.into()))?
+        .ok(),
+    };
+    let speeds = match (args.ref_speed, &meta) {
+        (Some(s), _) => vec![s],
+        (None, Some(m)) => m.speed_flops_per_sec.clone(),
+        (None, None) => vec![1e9],
+    };
+    let compensated = match (&meta, args.no_compensation) {
+        (Some(m), false) => Some(timeless_compensate::CompensatedTrace::new(&*opened.set, m)),
+        _ => None,
+    };
+    let set: &dyn timeless_trace::TraceSet = match &compensated {
+        Some(c) => c,
+        None => &*opened.set,
     };
     let opts = ProxyOptions {
         compute: match args.compute {
@@ -96,8 +109,7 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
         scale_bytes: args.scale_bytes,
         precision: args.precision,
     };
-    let proxy =
-        timeless_proxy::generate(&*opened.set, n, &speeds, &opts).map_err(|e| input(e.into()))?;
+    let proxy = timeless_proxy::generate(set, n, &speeds, &opts).map_err(|e| input(e.into()))?;
     proxy
         .write_to(&args.out)
         .context("writing the proxy")
@@ -114,5 +126,18 @@ pub fn run(args: ProxyArgs) -> Result<(), Failure> {
         args.out.join("proxy.c").display(),
         proxy.source.len()
     );
+    match (&compensated, args.no_compensation) {
+        (Some(c), _) => {
+            let a = c.accounts();
+            let removed = a.iter().map(|a| a.removed_secs).sum::<f64>() / a.len().max(1) as f64;
+            println!(
+                "tracer overhead compensated: {removed:.6} s removed per rank (mean; --no-compensation keeps it)"
+            );
+        }
+        (None, false) => {
+            println!("tracer overhead not compensated: no trace-meta.json next to the trace")
+        }
+        (None, true) => {}
+    }
     Ok(())
 }
