@@ -38,6 +38,13 @@
 //! fixed and slows down when cores are shared, as real computation does), a sleep
 //! (`--compute sleep`) or nothing (`--compute none`).
 //!
+//! The kernel's rate is measured at start-up in thread CPU time, for about 1 % of the rank's
+//! computation (0.3-6 ms; `proxy_compute_secs`, the group's total from its grammar), and not at
+//! all by a rank that does not compute. `timeless proxy` hands [`generate`] the trace with the
+//! tracer's per-event cost removed from its bursts, as `timeless simulate` replays it
+//! (`timeless_compensate`), so that a program making millions of calls does not get the
+//! tracer's time as busy work.
+//!
 //! Requests the trace never completes (no `wait`, `test` or `waitall` takes them: the program
 //! freed them) are freed by the proxy right after posting, so that the proxy leaves no request
 //! pending that the original did not.
