@@ -92,6 +92,14 @@ fn message(e: &anyhow::Error) -> String {
 }
 
 fn main() -> ExitCode {
+    // Output into a closed pipe (`timeless ... | head`) ends the process quietly, as it ends
+    // `cat` or `grep`, instead of a panic in the first `println!` after the reader left (Rust
+    // ignores SIGPIPE by default, so every write would fail with EPIPE).
+    #[cfg(unix)]
+    // SAFETY: restoring a signal's default disposition before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),

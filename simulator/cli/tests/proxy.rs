@@ -75,3 +75,21 @@ fn proxies_compute_what_the_program_computed_without_the_tracer() {
         assert!(c.contains(want), "{want} missing:\n{c}");
     }
 }
+
+/// Output into a closed pipe (`timeless proxy ... | true`, as a shell runs it) ends the
+/// process quietly: no panic message (Rust's `println!` panics on EPIPE unless SIGPIPE has its
+/// default action).
+#[test]
+fn a_closed_stdout_is_no_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    trace(tmp.path());
+    let exe = env!("CARGO_BIN_EXE_timeless");
+    let out = Command::new("sh")
+        .current_dir(tmp.path())
+        .arg("-c")
+        .arg(format!("'{exe}' proxy trace-list.txt -o out | true"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}
