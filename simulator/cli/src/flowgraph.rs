@@ -118,12 +118,27 @@ fn graphviz(dot_text: &str) -> anyhow::Result<Vec<u8>> {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .context("--format svg needs Graphviz's `dot` (Debian: apt-get install graphviz)")?;
-    child
+    // A `dot` that dies early must not take timeless with it (SIGPIPE has its default action,
+    // main.rs): ignored while writing to it, so the write fails and `dot`'s status is told.
+    #[cfg(unix)]
+    // SAFETY: changing a signal's disposition; restored right after the write.
+    let previous = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    let written = child
         .stdin
         .take()
-        .ok_or_else(|| anyhow!("no stdin for dot"))?
-        .write_all(dot_text.as_bytes())?;
+        .ok_or_else(|| anyhow!("no stdin for dot"))
+        .and_then(|mut stdin| Ok(stdin.write_all(dot_text.as_bytes())?));
+    #[cfg(unix)]
+    // SAFETY: as above.
+    unsafe {
+        libc::signal(libc::SIGPIPE, previous);
+    }
     let out = child.wait_with_output()?;
+    if let Err(e) = written {
+        if out.status.success() {
+            return Err(e);
+        }
+    }
     if !out.status.success() {
         return Err(anyhow!(
             "dot failed: {}",
