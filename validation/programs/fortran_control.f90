@@ -2,23 +2,31 @@
 ! phase number) after a compute loop, heavy in phases 1, 2 and 4. Phase 2 runs between
 ! MPI_PCONTROL(0) and MPI_PCONTROL(1), phase 4 between MPI_INFO_SET(info, 'TIMELESS_TRACING',
 ! 'OFF') and 'ON': a trace holds the messages of phases 1, 3 and 5 only.
+!
+! usage: fortran_control [heavy iterations=10000000]
 program fortran_control
   use mpi
   implicit none
-  integer :: ierr, rank, nprocs, info
+  integer :: ierr, rank, nprocs, info, heavy
   integer(kind=8) :: total, s
+  character(len=32) :: arg
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
   call MPI_COMM_SIZE(MPI_COMM_WORLD, nprocs, ierr)
-  s = phase(1, 10000000)
+  heavy = 10000000
+  if (command_argument_count() >= 1) then
+    call get_command_argument(1, arg)
+    read (arg, *) heavy
+  end if
+  s = phase(1, heavy)
   call MPI_PCONTROL(0)
-  s = s + 2 * phase(2, 10000000)
+  s = s + 2 * phase(2, heavy)
   call MPI_PCONTROL(1)
   s = s + 3 * phase(3, 1000)
   call MPI_INFO_CREATE(info, ierr)
   call MPI_INFO_SET(info, 'TIMELESS_TRACING', 'OFF', ierr)
-  s = s + 4 * phase(4, 10000000)
+  s = s + 4 * phase(4, heavy)
   call MPI_INFO_SET(info, 'TIMELESS_TRACING', 'ON', ierr)
   call MPI_INFO_FREE(info, ierr)
   s = s + 5 * phase(5, 1000)
