@@ -117,6 +117,9 @@ fn build_proxy(trace: &Path, src: &Path) {
     );
 }
 
+/// A program, its arguments, its rank counts and extra launcher environment.
+type Case<'a> = (&'a str, &'a [&'a str], &'a [u32], &'a [(&'a str, &'a str)]);
+
 #[test]
 fn proxies_repeat_the_calls_of_the_original() {
     if !common::mpi::have_mpi("proxy") {
@@ -127,7 +130,7 @@ fn proxies_repeat_the_calls_of_the_original() {
     // programs need MPICH, whose runs are in validation/testsuite), C and Fortran.
     let topo: &[(&str, &str)] = &[("OMPI_MCA_topo", "basic")];
     let both: &[u32] = &[2, 4];
-    let cases: &[(&str, &[&str], &[u32], &[(&str, &str)])] = &[
+    let cases: &[Case] = &[
         ("ring", &["20", "100000", "1000000"], both, &[]),
         ("stencil2d", &["32", "10"], both, &[]),
         ("stencil3d", &["8", "3"], both, &[]),
