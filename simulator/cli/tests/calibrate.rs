@@ -469,12 +469,24 @@ fn bad_launch(script: Option<&str>, extra: &[&str], code: i32, want: &[&str]) ->
     args.extend_from_slice(extra);
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
-        .current_dir(dir.path())
-        .env("TMPDIR", &tmp)
-        .args(&args)
-        .output()
-        .expect("run");
+    // The script was just written: a process another test forks at that moment holds it open
+    // for writing until its exec (the descriptor is close-on-exec, but inherited until then),
+    // and running the script meanwhile fails with ETXTBSY. Tried again then, after a pause.
+    let mut attempts = 0;
+    let o = loop {
+        let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+            .current_dir(dir.path())
+            .env("TMPDIR", &tmp)
+            .args(&args)
+            .output()
+            .expect("run");
+        attempts += 1;
+        if attempts < 20 && String::from_utf8_lossy(&o.stderr).contains("Text file busy") {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            continue;
+        }
+        break o;
+    };
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(code), "{err}");
     for w in want {
