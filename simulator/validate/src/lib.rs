@@ -32,7 +32,7 @@
 //! **Extra settings**: [`ValidateConfig::extra_cfg`] (`--cfg KEY:VALUE`) overrides the
 //! calibrations' `smpi.cfg` in every replay, to try a model change on the cases.
 //!
-//! **Re-prediction** ([`repredict`], `timeless validate --from DIR`): the measured times and
+//! **Re-prediction** ([`repredict()`], `timeless validate --from DIR`): the measured times and
 //! the traces of an earlier validation replayed again with another calibration or setting, no
 //! program run, so that every model variant is judged by the same measurements.
 //!
@@ -166,7 +166,7 @@ pub enum ValidateError {
     /// A setting of [`ValidateConfig::extra_cfg`] was refused (the message names it).
     #[error("{0}")]
     BadSetting(String),
-    /// The earlier validation [`repredict`] reads is unusable (the message names the file
+    /// The earlier validation [`repredict()`] reads is unusable (the message names the file
     /// and line).
     #[error("{0}")]
     EarlierValidation(String),

@@ -2,7 +2,7 @@
 //! one and its `fold<K>/`), and the replays of one traced run on one of them ([`Models::predict`]:
 //! at the kernel speed and at the trace's own flop rate, compensated or not, on a free network
 //! and without computation). [`crate::validate`] calls it after measuring and tracing a case;
-//! [`crate::repredict`] calls it on the traces and measurements of an earlier validation.
+//! [`crate::repredict()`] calls it on the traces and measurements of an earlier validation.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
