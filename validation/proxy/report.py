@@ -163,9 +163,12 @@ def run(cmd, cwd=None, timeout=900, extra_env=None):
 
 
 def trace(exe, args, n, out, extra_env=None):
-    """`timeless trace -n N --ref-speed 1e9 -o OUT -- EXE ARGS`; returns (ok, log)."""
-    rc, log = run([str(TIMELESS), "trace", "-n", str(n), "--ref-speed", "1e9", "-o", str(out),
-                   "--", str(exe), *args], extra_env=extra_env)
+    """`timeless trace -n N --ref-speed 1e9 [--pin] -o OUT -- EXE ARGS`; returns (ok, log).
+    Pinned (the default), the folded traced run is bound as the timed runs are (`--pin`: the
+    tracer's launcher line leaves a folded run unbound otherwise, whatever the environment)."""
+    pin = ["--pin"] if "OMPI_MCA_hwloc_base_binding_policy" in MPI_ENV else []
+    rc, log = run([str(TIMELESS), "trace", "-n", str(n), "--ref-speed", "1e9", *pin, "-o",
+                   str(out), "--", str(exe), *args], extra_env=extra_env)
     return rc == 0, log
 
 
@@ -500,6 +503,7 @@ def main():
     if not TIMELESS.exists():
         raise SystemExit(f"{TIMELESS} missing: cargo build --release -p timeless -p timeless-preload")
     a.work.mkdir(parents=True, exist_ok=True)
+    a.out.mkdir(parents=True, exist_ok=True)
     if not (a.programs / "ring").exists():
         rc, log = run(["make", "-C", str(ROOT / "validation" / "programs"), f"BUILD={a.programs}"])
         if rc != 0:

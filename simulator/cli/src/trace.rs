@@ -34,6 +34,13 @@ pub struct TraceArgs {
     /// Folding: K ranks per core, on ⌈N/K⌉ cores of this machine.
     #[arg(long, value_name = "K", conflicts_with = "hostfile")]
     pub fold: Option<usize>,
+    /// Folded runs: pin rank r to core r mod C (Open MPI `--map-by core --bind-to
+    /// core:overload-allowed`, MPICH `-bind-to core`) instead of leaving the ranks unbound, so
+    /// that the same ranks share a core in every run (a dynamically balanced program's trace
+    /// holds the work split of the sharing it met: time its proxy or its untraced runs pinned
+    /// the same way).
+    #[arg(long)]
+    pub pin: bool,
     /// Scattered mode: the launcher's hostfile (Open MPI `--hostfile`, MPICH `-f`).
     #[arg(long, value_name = "FILE")]
     pub hostfile: Option<PathBuf>,
@@ -117,6 +124,7 @@ pub(crate) fn failure(e: LaunchError) -> Failure {
 pub fn run(args: TraceArgs) -> Result<(), Failure> {
     let mut config = TraceConfig::new(args.np, args.out.clone(), args.command.clone());
     config.fold = args.fold;
+    config.pin = args.pin;
     config.hostfile = args.hostfile.clone();
     config.gather = args.gather;
     config.gather_radix = args.gather_radix;

@@ -45,6 +45,7 @@
 //!     out: "/t".into(),
 //!     as_root: false,
 //!     extra_env: Vec::new(),
+//!     pin: false,
 //! };
 //! let l = launch_line(&plan, &["./a".into()]);
 //! assert_eq!(l.program, "mpiexec");
@@ -367,6 +368,8 @@ pub struct TraceConfig {
     pub np: usize,
     /// Folding: K ranks per core (`None`: folded only with more ranks than cores).
     pub fold: Option<usize>,
+    /// A folded run's ranks pinned, rank r on core r mod C ([`Plan::pin`]); unbound otherwise.
+    pub pin: bool,
     /// Scattered mode: the launcher's hostfile.
     pub hostfile: Option<PathBuf>,
     /// Trace directory (created; the previous trace's files in it are removed).
@@ -411,6 +414,7 @@ impl TraceConfig {
         TraceConfig {
             np,
             fold: None,
+            pin: false,
             hostfile: None,
             out,
             gather: false,
@@ -585,6 +589,7 @@ pub fn trace(config: &TraceConfig, notice: &mut dyn FnMut(&str)) -> Result<Trace
         out: local.clone(),
         as_root: running_as_root(),
         extra_env,
+        pin: config.pin,
     };
     plan.extra_env.extend(online_env(
         config.compress,

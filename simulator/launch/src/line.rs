@@ -16,6 +16,18 @@ pub const OPEN_MPI_FOLDED_ARGS: [&str; 6] = [
     "1",
 ];
 
+/// Open MPI's options for a pinned folded run ([`Plan::pin`]): rank r bound to core r mod C.
+pub const OPEN_MPI_PINNED_FOLDED_ARGS: [&str; 8] = [
+    "--oversubscribe",
+    "--map-by",
+    "core",
+    "--bind-to",
+    "core:overload-allowed",
+    "--mca",
+    "mpi_yield_when_idle",
+    "1",
+];
+
 /// The MPI implementation behind the launcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Implementation {
@@ -109,6 +121,12 @@ pub struct Plan {
     pub as_root: bool,
     /// More `TIMELESS_*` variables for the ranks (`--timestamps`).
     pub extra_env: Vec<(&'static str, String)>,
+    /// A folded run's ranks bound to cores, rank r on core r mod C (Open MPI `--map-by core
+    /// --bind-to core:overload-allowed`, MPICH `-bind-to core`), instead of unbound: the same
+    /// ranks share a core in every run, so that a trace of a dynamically balanced program
+    /// (whose work went to the ranks that had a core to themselves) meets the same sharing
+    /// when it is replayed or its proxy runs. No effect on regular and scattered runs.
+    pub pin: bool,
 }
 
 /// Builds the launcher line running `command` as `plan` says; the mode's text goes to
@@ -123,6 +141,7 @@ pub fn launch_line(plan: &Plan, command: &[OsString]) -> Launch {
         ref out,
         as_root,
         ref extra_env,
+        pin,
     } = *plan;
     let mut args: Vec<OsString> = Vec::new();
     let mut env = Vec::new();
@@ -141,6 +160,9 @@ pub fn launch_line(plan: &Plan, command: &[OsString]) -> Launch {
             }
             match mode {
                 Mode::Regular => {}
+                Mode::Folding { .. } if pin => {
+                    args.extend(OPEN_MPI_PINNED_FOLDED_ARGS.map(OsString::from))
+                }
                 Mode::Folding { .. } => args.extend(OPEN_MPI_FOLDED_ARGS.map(OsString::from)),
                 Mode::Scattered { hostfile } => {
                     args.extend(["--hostfile".into(), hostfile.clone().into_os_string()])
@@ -158,7 +180,10 @@ pub fn launch_line(plan: &Plan, command: &[OsString]) -> Launch {
             }
             match mode {
                 Mode::Regular => {}
-                Mode::Folding { .. } => args.extend(["-bind-to", "none"].map(OsString::from)),
+                Mode::Folding { .. } => {
+                    let bind = if pin { "core" } else { "none" };
+                    args.extend(["-bind-to", bind].map(OsString::from))
+                }
                 Mode::Scattered { hostfile } => {
                     args.extend(["-f".into(), hostfile.clone().into_os_string()])
                 }

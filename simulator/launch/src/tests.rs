@@ -124,6 +124,7 @@ fn open_mpi_folded_launch_line() {
         out: "/t".into(),
         as_root: true,
         extra_env: Vec::new(),
+        pin: false,
     };
     let l = launch_line(&plan, &["./ring".into(), "3".into()]);
     assert_eq!(
@@ -154,6 +155,25 @@ fn open_mpi_folded_launch_line() {
     assert!(l
         .env
         .contains(&("OMPI_ALLOW_RUN_AS_ROOT".into(), "1".into())));
+    // Pinned: the same line with rank r bound to core r mod 2 instead of unbound.
+    let pinned = launch_line(&Plan { pin: true, ..plan }, &["./ring".into(), "3".into()]);
+    let s = strings(&pinned);
+    let i = s.iter().position(|a| a == "--oversubscribe").unwrap();
+    assert_eq!(
+        s[i..],
+        [
+            "--oversubscribe",
+            "--map-by",
+            "core",
+            "--bind-to",
+            "core:overload-allowed",
+            "--mca",
+            "mpi_yield_when_idle",
+            "1",
+            "./ring",
+            "3"
+        ]
+    );
 }
 
 #[test]
@@ -168,6 +188,7 @@ fn mpich_scattered_launch_line() {
         out: "/t".into(),
         as_root: false,
         extra_env: Vec::new(),
+        pin: false,
     };
     let l = launch_line(&plan, &["./a".into()]);
     assert_eq!(

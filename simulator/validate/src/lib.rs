@@ -429,6 +429,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
         out: trace_dir.clone(),
         as_root: launch::running_as_root(),
         extra_env: Vec::new(),
+        pin: false,
     };
     let program = launch::untraced(&launch::launch_line(&plan(&mode), &case.command));
     let empty_cmd: Vec<OsString> = match &ctx.empty {
