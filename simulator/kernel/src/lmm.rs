@@ -109,6 +109,9 @@ struct Elem {
     weight: f64,
     /// Index of this element in its constraint's `elems`.
     pos: u32,
+    /// While its constraint is a cut hub: `w·x` of the variable there, counted in the hub's
+    /// load (`hubs::cut`).
+    charged: f64,
 }
 
 const NONE: u32 = u32::MAX;
@@ -222,6 +225,7 @@ impl System {
                     var: var.0,
                     weight,
                     pos: c.elems.len() as u32,
+                    charged: 0.0,
                 };
                 let id = match self.free_elems.pop() {
                     Some(i) => {
@@ -404,7 +408,7 @@ impl System {
         for &c in &modified {
             // A constraint whose variables all belong to a hub in the group regime was solved
             // by [`System::solve_hubs`] (see `hubs`): the general path leaves it alone.
-            if self.in_group_region(c) {
+            if self.in_group_region(c) || self.is_cut(c) {
                 continue;
             }
             let cn = &mut self.cnsts[c as usize];
@@ -432,7 +436,7 @@ impl System {
                 for j in 0..self.vars[v].elems.len() {
                     let c2 = self.elems[self.vars[v].elems[j] as usize].cnst;
                     let cn = &mut self.cnsts[c2 as usize];
-                    if cn.mark != epoch {
+                    if cn.mark != epoch && !cn.reg.cut {
                         cn.mark = epoch;
                         self.set.push(c2);
                     }
@@ -446,10 +450,22 @@ impl System {
     /// elements of the solved component per bottleneck round.
     pub fn solve(&mut self) {
         self.touched.clear();
-        self.solve_hubs();
-        if self.modified.is_empty() && !self.full_solve {
-            return;
+        loop {
+            self.solve_hubs();
+            let from = self.touched.len();
+            let general = !self.modified.is_empty() || self.full_solve;
+            if general {
+                self.solve_general();
+            }
+            // A cut hub that binds again is put back: solve its component once more.
+            if !self.settle_cuts(from, general) {
+                break;
+            }
         }
+    }
+
+    /// The general path: bottleneck filling of the components of the modified constraints.
+    fn solve_general(&mut self) {
         self.collect();
         let epoch = self.next_epoch();
         self.light.clear();

@@ -47,7 +47,9 @@
 //! completion dates need no update either.
 
 use super::{Sharing, System, VarId};
-use crate::precision::{double_positive, MAXMIN_PRECISION};
+
+mod cut;
+mod exceptions;
 
 /// A group: the members of one hub while it is in the group regime. The id of a hub, reused
 /// after the hub is dropped.
@@ -90,7 +92,7 @@ impl ExactSum {
 }
 
 /// Per-constraint bookkeeping of the registered (active) variables.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(super) struct CnstReg {
     n_active: u32,
     n_unhubbed: u32,
@@ -102,6 +104,32 @@ pub(super) struct CnstReg {
     /// The hub this constraint is, if it is one.
     hub: Option<u32>,
     count_dirty: bool,
+    /// The hub whose exceptions this constraint is in ([`NO_HUB`] if none): its offer is then
+    /// left out of that hub's offer floor.
+    exception_of: u32,
+    /// This constraint's index in the work list of the hub filling in progress.
+    slot: u32,
+    /// The constraint is a hub cut from its component (`cut`): the general path ignores it.
+    pub(super) cut: bool,
+}
+
+/// No hub (in [`CnstReg::exception_of`]).
+const NO_HUB: u32 = u32::MAX;
+
+impl Default for CnstReg {
+    fn default() -> Self {
+        CnstReg {
+            n_active: 0,
+            n_unhubbed: 0,
+            hubs: Vec::new(),
+            usage: ExactSum::default(),
+            hub: None,
+            count_dirty: false,
+            exception_of: NO_HUB,
+            slot: 0,
+            cut: false,
+        }
+    }
 }
 
 /// Puts the emptied buffer `spare` back into `list` unless `list` received new entries meanwhile.
@@ -129,6 +157,9 @@ pub(super) struct VarReg {
     penalty: f64,
     bp: Option<f64>,
     pub(super) in_group: bool,
+    /// Fixed by its hub's filling of the exceptions: the variable has a value of its own
+    /// while its hub is in the group regime.
+    excepted: bool,
     pending: bool,
 }
 
@@ -141,12 +172,22 @@ struct Hub {
     unclean: u32,
     /// The constraints of N(B) other than B.
     neighbours: Vec<u32>,
-    /// A lower bound of the offers C_c / Σ w/p of `neighbours` (+∞ when there are none).
+    /// The neighbours that may offer less than the share (the exceptions, module doc).
+    exceptions: Vec<u32>,
+    /// The variables the last filling fixed below the share.
+    excepted_vars: Vec<u32>,
+    /// A lower bound of the offers C_c / Σ w/p of the `neighbours` that are not exceptions
+    /// (+∞ when there are none).
     offer_floor: f64,
     /// A lower bound of the members' `b·p` (+∞ when none is bounded).
     bound_floor: f64,
     dirty: bool,
     changed: bool,
+    /// The hub is cut from its component (`cut`), with this load Σ w·x of its members.
+    cut: bool,
+    load: ExactSum,
+    /// Listed in `Hubs::cut_check` since the last check.
+    check: bool,
 }
 
 impl Default for Hub {
@@ -158,10 +199,15 @@ impl Default for Hub {
             share: 0.0,
             unclean: 0,
             neighbours: Vec::new(),
+            exceptions: Vec::new(),
+            excepted_vars: Vec::new(),
             offer_floor: f64::INFINITY,
             bound_floor: f64::INFINITY,
             dirty: false,
             changed: false,
+            cut: false,
+            load: ExactSum::default(),
+            check: false,
         }
     }
 }
@@ -180,6 +226,12 @@ pub(super) struct Hubs {
     joined: Vec<VarId>,
     left: Vec<VarId>,
     changed: Vec<GroupId>,
+    /// Scratch of the exceptions' filling: (constraint, remaining, usage), the hub first.
+    work: Vec<(u32, f64, f64)>,
+    /// Scratch of the exceptions' filling: (variable, value) fixed below the share.
+    fixes: Vec<(u32, f64)>,
+    /// Cut hubs whose load changed since the last check.
+    cut_check: Vec<u32>,
 }
 
 impl Default for Hubs {
@@ -196,6 +248,9 @@ impl Default for Hubs {
             joined: Vec::new(),
             left: Vec::new(),
             changed: Vec::new(),
+            work: Vec::new(),
+            fixes: Vec::new(),
+            cut_check: Vec::new(),
         }
     }
 }
@@ -308,7 +363,10 @@ impl System {
 
     fn is_clean(&self, c: u32) -> bool {
         let cn = &self.cnsts[c as usize];
-        cn.sharing == Sharing::Shared && cn.reg.n_unhubbed == 0 && cn.reg.hubs.len() == 1
+        cn.sharing == Sharing::Shared
+            && cn.reg.n_unhubbed == 0
+            && cn.reg.hubs.len() == 1
+            && !cn.reg.cut
     }
 
     /// Takes `c` out of its hubs' unclean counts before a change. (The hubs are marked dirty by
@@ -327,12 +385,13 @@ impl System {
     fn cnst_attach(&mut self, c: u32) {
         let clean = self.is_clean(c);
         let offer = self.offer(c);
+        let exception_of = self.cnsts[c as usize].reg.exception_of;
         for &(h, _, _) in &self.cnsts[c as usize].reg.hubs {
             let hub = &mut self.hubs.list[h as usize];
             if !clean {
                 hub.unclean += 1;
             }
-            if hub.cnst != c {
+            if hub.cnst != c && exception_of != h {
                 hub.offer_floor = hub.offer_floor.min(offer);
             }
             self.hubs.mark_dirty(h);
@@ -362,6 +421,9 @@ impl System {
         for j in 0..self.vars[v as usize].elems.len() {
             let el = self.elems[self.vars[v as usize].elems[j] as usize];
             let c = el.cnst;
+            if self.cnsts[c as usize].reg.cut {
+                self.cut_registration(v, self.vars[v as usize].elems[j], sign);
+            }
             let reg = &mut self.cnsts[c as usize].reg;
             let tracked = reg.tracked();
             if !tracked && hub.is_none() {
@@ -444,7 +506,14 @@ impl System {
 
     /// Takes the neighbour at `pos` out of hub `h`'s list; the last one takes its place.
     fn remove_neighbour(&mut self, h: u32, pos: u32) {
-        let list = &mut self.hubs.list[h as usize].neighbours;
+        let hub = &mut self.hubs.list[h as usize];
+        let gone = hub.neighbours[pos as usize];
+        if self.cnsts[gone as usize].reg.exception_of == h {
+            self.cnsts[gone as usize].reg.exception_of = NO_HUB;
+            let i = hub.exceptions.iter().position(|&c| c == gone);
+            hub.exceptions.swap_remove(i.expect("an exception is listed by its hub"));
+        }
+        let list = &mut hub.neighbours;
         list.swap_remove(pos as usize);
         if let Some(&moved) = list.get(pos as usize) {
             for e in self.cnsts[moved as usize].reg.hubs.iter_mut() {
@@ -488,6 +557,7 @@ impl System {
         reg.penalty = p;
         reg.bp = bp;
         reg.in_group = false;
+        reg.excepted = false;
         self.apply_registration(v, 1);
         if let Some(h) = hub {
             if let Some(bp) = bp {
@@ -496,6 +566,7 @@ impl System {
             }
             self.hubs.mark_dirty(h);
             self.hubs.new_members.push(v);
+
         }
     }
 
@@ -507,13 +578,16 @@ impl System {
             return;
         }
         reg.registered = false;
+        reg.excepted = false;
         if std::mem::take(&mut reg.in_group) && !removed {
             self.hubs.left.push(VarId(v));
         }
         let hub = reg.hub;
         if let Some(h) = hub {
             self.hubs.mark_dirty(h);
-            self.hubs.mark_changed(h);
+            if self.hubs.list[h as usize].fast {
+                self.hubs.mark_changed(h);
+            }
         }
         self.apply_registration(v, -1);
     }
@@ -561,61 +635,16 @@ impl System {
         }
         self.cnsts[c as usize].reg.hub = None;
         let hub = &mut self.hubs.list[h as usize];
-        debug_assert!(hub.neighbours.is_empty() && hub.unclean == 0);
+        debug_assert!(hub.neighbours.is_empty() && hub.exceptions.is_empty() && hub.unclean == 0);
+        hub.excepted_vars.clear();
         hub.alive = false;
         hub.fast = false;
+        self.uncut(h);
         self.hubs.free.push(h);
         for &v in &vars {
             self.register(v);
         }
         self.modified.push(c);
-    }
-
-    /// The share of hub `h` if the three conditions of the module doc hold.
-    fn fast_share(&mut self, h: u32) -> Option<f64> {
-        let hub = &self.hubs.list[h as usize];
-        let hub_cnst = hub.cnst;
-        let cn = &self.cnsts[hub.cnst as usize];
-        if hub.unclean != 0 || !self.is_clean(hub.cnst) || cn.reg.hubs[0].0 != h {
-            return None;
-        }
-        let usage = cn.reg.usage.value();
-        let cap = cn.capacity;
-        if usage.is_nan() || usage <= 0.0 || !double_positive(cap, cap * MAXMIN_PRECISION) {
-            return None;
-        }
-        let m = cap / usage;
-        if !(m.is_finite() && m > 0.0) {
-            return None;
-        }
-        if self.hubs.list[h as usize].bound_floor < m {
-            // Recompute the floor from the members (a departed member may have held it).
-            let mut floor = f64::INFINITY;
-            for &e in self.active_elems(hub_cnst) {
-                let reg = &self.vars[self.elems[e as usize].var as usize].reg;
-                if reg.registered && reg.hub == Some(h) {
-                    if let Some(bp) = reg.bp {
-                        floor = floor.min(bp);
-                    }
-                }
-            }
-            self.hubs.list[h as usize].bound_floor = floor;
-            if floor < m {
-                return None;
-            }
-        }
-        if self.hubs.list[h as usize].offer_floor < m {
-            let floor = self.hubs.list[h as usize]
-                .neighbours
-                .iter()
-                .map(|&c| self.offer(c))
-                .fold(f64::INFINITY, f64::min);
-            self.hubs.list[h as usize].offer_floor = floor;
-            if floor < m {
-                return None;
-            }
-        }
-        Some(m)
     }
 
     /// The hub phase of [`System::solve`]: registrations, hub changes, then each changed hub's
@@ -660,7 +689,7 @@ impl System {
         for &v in &new_members {
             let reg = &self.vars[v as usize].reg;
             let Some(h) = reg.hub else { continue };
-            if reg.registered && !reg.in_group && self.hubs.list[h as usize].fast {
+            if reg.registered && !reg.in_group && !reg.excepted && self.hubs.list[h as usize].fast {
                 self.vars[v as usize].reg.in_group = true;
                 self.hubs.joined.push(VarId(v));
                 self.hubs.mark_changed(h);
@@ -671,16 +700,20 @@ impl System {
     }
 
     fn evaluate_hub(&mut self, h: u32) {
-        let share = self.fast_share(h);
+        if self.hubs.list[h as usize].cut {
+            return;
+        }
+        let share = self.hub_solution(h);
         let was_fast = self.hubs.list[h as usize].fast;
         let c = self.hubs.list[h as usize].cnst;
         match share {
             Some(m) => {
+                self.apply_hub_solution(h);
                 if !was_fast {
                     self.hubs.list[h as usize].fast = true;
                     for v in self.registered_on(c) {
                         let reg = &mut self.vars[v as usize].reg;
-                        if reg.hub == Some(h) && !reg.in_group {
+                        if reg.hub == Some(h) && !reg.in_group && !reg.excepted {
                             reg.in_group = true;
                             self.hubs.joined.push(VarId(v));
                         }
@@ -694,6 +727,7 @@ impl System {
             }
             None if was_fast => {
                 self.hubs.list[h as usize].fast = false;
+                self.clear_hub_solution(h);
                 for v in self.registered_on(c) {
                     let reg = &mut self.vars[v as usize].reg;
                     if reg.in_group {
