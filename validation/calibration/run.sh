@@ -20,10 +20,11 @@ timed "$target/release/timeless" calibrate network -n 2 --out "$out"
 "$target/release/timeless" calibrate network --from-csv "$out/pingpong.csv" --segments 4 \
     --out "$out/segments4" --speed "$(sed -n 's/.*speed="\([^"]*\)f".*/\1/p' "$out/platform.xml")"
 rm "$out/segments4/pingpong.csv" # the same samples as "$out/pingpong.csv"
-# Folded (README, "Folded runs"): the unfolded model (one SHARED link: all ranks copy messages
-# on the same cores, concurrent flows split one bandwidth) with every message later by the wait
-# for a core that the folded ping-pong shows (--unfolded); the same host speed and
-# eager/rendezvous switch (a protocol property; a folded late receiver blurs its detection).
+# Folded (README, "Folded runs"): the unfolded lone flow with every message later by the wait
+# for a core that the folded ping-pong shows (--unfolded), an extra wait per segment, how
+# concurrent flows share the route and smpi/ois fitted on the busy pairs' ping-pong and exchange
+# (replayed as they ran: all pairs at once); the same host speed and eager/rendezvous switch (a
+# protocol property; a folded late receiver blurs its detection).
 speed=$(sed -n 's/.*speed="\([^"]*\)f".*/\1/p' "$out/platform.xml")
 thresh=$(sed -n 's/^smpi\/send-is-detached-thresh://p' "$out/smpi.cfg")
 cores=$(nproc)

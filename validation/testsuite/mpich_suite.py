@@ -87,9 +87,10 @@ def language(d):
 
 
 def makefile_programs(path):
-    """(programs, {program: sources}, {program: extra libs}) from a Makefile.am."""
+    """(programs, {program: sources}, {program: extra libs}, {program: preprocessor flags}) from
+    a Makefile.am (`X_CPPFLAGS` without `$(AM_CPPFLAGS)`, e.g. `-DMULT_INIT`)."""
     text = path.read_text().replace("\\\n", " ")
-    progs, sources, ldadd = [], {}, {}
+    progs, sources, ldadd, cppflags = [], {}, {}, {}
     for line in text.splitlines():
         m = re.match(r"\s*noinst_PROGRAMS\s*\+?=\s*(.*)", line)
         if m:
@@ -100,7 +101,10 @@ def makefile_programs(path):
         m = re.match(r"\s*(\w+)_LDADD\s*=\s*(.*)", line)
         if m:
             ldadd[m.group(1)] = m.group(2).split()
-    return [p for p in progs if not p.startswith("$")], sources, ldadd
+        m = re.match(r"\s*(\w+)_CPPFLAGS\s*=\s*(.*)", line)
+        if m and m.group(1) != "AM":
+            cppflags[m.group(1)] = [f for f in m.group(2).split() if not f.startswith("$")]
+    return [p for p in progs if not p.startswith("$")], sources, ldadd, cppflags
 
 
 def testlist_entries(d):
@@ -169,7 +173,7 @@ def build_dir(build, d, tools, objdir, log):
     src = build / d
     bindir = build / "bin" / tools["name"] / d
     bindir.mkdir(parents=True, exist_ok=True)
-    progs, sources, ldadd = makefile_programs(src / "Makefile.am")
+    progs, sources, ldadd, cppflags = makefile_programs(src / "Makefile.am")
     lang = language(d)
     ext = {"c": ".c", "f77": ".f", "f90": ".f90"}[lang]
     util = {"c": ["mtest.o", "mtest_common.o", "mtest_single.o"], "f77": ["mtest_f77.o"], "f90": ["mtest_f90.o"]}[lang]
@@ -188,7 +192,7 @@ def build_dir(build, d, tools, objdir, log):
         cmd = [compiler, "-O1", "-w", "-fallow-argument-mismatch", "-I", str(build / "include"),
                "-I", str(src), "-J", str(bindir)] if compiler == tools["fc"] else \
             [compiler, "-O1", "-w", "-I", str(build / "include"), "-I", str(src)]
-        cmd += ["-o", str(exe), *[str(src / s) for s in srcs],
+        cmd += [*cppflags.get(p, []), "-o", str(exe), *[str(src / s) for s in srcs],
                 *[str(objdir / u) for u in util], *extra, "-lm", "-lpthread"]
         built[p] = exe if sh(cmd, bindir, log) else None
     return built
@@ -242,6 +246,10 @@ def main():
     ap.add_argument("--timeless", default="timeless")
     ap.add_argument("--preload", help="the tracer library (TIMELESS_PRELOAD)")
     ap.add_argument("--only", help="only these tests, as dir/test,dir/test")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of an existing <out>/<mpi>.csv: this run's rows replace "
+                         "those of the same instance (dir, language, test, ranks, args) and "
+                         "the others are added (with --only or --dirs, to rerun a part)")
     ap.add_argument("--rerun", type=int, default=3,
                     help="a test whose untraced and traced results differ runs this many more "
                          "times each way (flaky or not: counts go to the note)")
@@ -261,11 +269,11 @@ def main():
     work = Path(tempfile.mkdtemp(prefix=f"{a.mpi}-", dir=build / "run"))
     a.out.mkdir(parents=True, exist_ok=True)
     rows = []
-    with open(a.out / f"{a.mpi}.csv", "w", newline="") as f:
+    csv_path = a.out / f"{a.mpi}.csv"
+    run_path = a.out / f"{a.mpi}.run.csv" if a.merge else csv_path
+    with open(run_path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["dir", "language", "test", "ranks", "args", "built", "untraced",
-                    "traced", "untraced_secs", "traced_secs", "same_output", "note",
-                    "untraced_exit", "traced_exit"])
+        w.writerow(HEADER)
         for d in a.dirs.split(","):
             if not (build / d / "Makefile.am").exists():
                 print(f"{d}: no such test directory", file=sys.stderr)
@@ -314,6 +322,39 @@ def main():
                       f"{'pass' if up else 'FAIL'}, traced {'pass' if tp else 'FAIL'}", flush=True)
     print(f"{a.mpi}: {sum(r[2] for r in rows)} untraced and {sum(r[3] for r in rows)} traced "
           f"passes of {len(rows)} tests")
+    if a.merge:
+        merge(csv_path, run_path)
+
+
+HEADER = ["dir", "language", "test", "ranks", "args", "built", "untraced", "traced",
+          "untraced_secs", "traced_secs", "same_output", "note", "untraced_exit", "traced_exit"]
+
+
+def merge(csv_path, run_path):
+    """Rewrites `csv_path` with the rows of `run_path` in place of those of the same instance
+    (dir, language, test, ranks, args; the first row of an instance listed twice, as
+    `session_mult_init` with and without its argument is not) and new instances appended;
+    columns missing from older files are left empty. Removes `run_path`."""
+    key = lambda r: (r["dir"], r["language"], r["test"], r["ranks"], r["args"])
+    old = list(csv.DictReader(open(csv_path))) if csv_path.exists() else []
+    new = list(csv.DictReader(open(run_path)))
+    fresh = {}
+    for r in new:
+        fresh.setdefault(key(r), []).append(r)
+    out = []
+    for r in old:
+        k = key(r)
+        if k in fresh:
+            if fresh[k]:
+                out.append(fresh[k].pop(0))
+        else:
+            out.append(r)
+    out += [r for rs in fresh.values() for r in rs]
+    with open(csv_path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=HEADER, restval="")
+        w.writeheader()
+        w.writerows(out)
+    run_path.unlink()
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ struct Line {
 /// Relative weights `1 / s_i²`, where `s_i` is the median of the times of point i and its two
 /// neighbours in size order (the mean of the two at either end). Weighting by a point's own time
 /// would give a low outlier (a lucky sample) a huge weight; its neighbours' level does not.
-fn relative_weights(times: &[f64]) -> Vec<f64> {
+pub(crate) fn relative_weights(times: &[f64]) -> Vec<f64> {
     let n = times.len();
     (0..n)
         .map(|i| {
@@ -313,6 +313,21 @@ pub fn fit_range(
         1 => Some((xy[0].1, 0.0)),
         _ => {
             let l = fit_line(&xy);
+            Some((l.a, l.b))
+        }
+    }
+}
+
+/// Constrained least-squares line (`a ≥ 0`, `b ≥ 0`) through weighted points `(x, t, w)`,
+/// minimising `Σ w·(a + b·x − t)²` (the same solver as the segments': the free optimum, else
+/// the better of the flat line and the line through the origin). `None` without points; one
+/// point gives the flat line through it.
+pub fn fit_weighted_line(points: &[(f64, f64, f64)]) -> Option<(f64, f64)> {
+    match points.len() {
+        0 => None,
+        1 => Some((points[0].1.max(0.0), 0.0)),
+        _ => {
+            let l = fit_line(points);
             Some((l.a, l.b))
         }
     }

@@ -34,12 +34,47 @@
 //! [1, F] (max-min sharing can neither make the flows slower together than one flow alone
 //! splitting its bandwidth, nor faster than F lone flows).
 //!
+//! # What an exchange costs beyond its flows: `smpi/ois`
+//! An exchange of S bytes also pays what a lone message one way does not: each rank posts two
+//! requests and completes both, and at rendezvous sizes (Open MPI's vader above 4 KiB) the
+//! sender's request ends only when the receiver's acknowledgement comes back, a control
+//! message the ping-pong overlaps with the reply. In the replay the only per-message cost an
+//! exchange pays and a blocking ping-pong does not is `ois` (a blocking send above the
+//! detached threshold sleeps nothing, SimGrid 3.32 `smpi_request.cpp`, `Request::start`), so
+//! `ois` is fitted on the exchange, once m is: with one line per segment of the fit,
+//! relative least squares (weights from the exchange times, [`exchange_overhead_entries`]) on
+//! the residual
+//!
+//! `r(S) = E(S) − a(S) − u·D(S) − [S < thresh]·or(S)`,
+//!
+//! each residual floored at the measured `MPI_Isend` call cost ([`Op::Isend`]): an isend
+//! costs at least its call. On a machine whose exchange is exactly SimGrid's, r = ois and the
+//! fit gives back the call cost. Measured here (README): 0.15 µs below 384 B, 0.16 µs + 0.05
+//! ns/B to 24 KiB, 0.58 µs above, against a call cost of 0.07–0.2 µs.
+//!
+//! # Folded runs: the busy pairs together
+//! A folded calibration ([`calibrate_folded_network`]) runs the benchmark on every pair of a
+//! folded run at once (F ranks, F/2 pairs): its ping-pong is F/2 concurrent lone flows, its
+//! exchange F. Its model is the unfolded one (lone-flow segments, `os`, `or`) with every
+//! segment's latency raised by the wait for a core ([`added_wait_secs`]) and by an extra
+//! wait per segment (a rendezvous needs the peer scheduled more than once: 4 ranks per core,
+//! 4 KiB – 32 KiB took 1.5–2.5 µs more than the 1-byte wait), concurrent flows sharing an
+//! aggregate m times a lone flow's bandwidth, m and the extra waits fitted on both series at
+//! once ([`fit_folded_sharing`]), and the unfolded `ois`. The folded exchange, timed from each
+//! rank's own barrier exit, also holds the ranks leaving the barrier a wait apart (4 ranks per
+//! core: about one wait more than a lone message); the replay of the benchmark with its barrier
+//! ([`crate::pingpong_sim::simulate_exchange_after_barrier`]) shows that, and fitting it into
+//! `ois` would charge every isend of a folded application a second wait (commsplit folded,
+//! replayed with it: +90–100 %).
+//!
 //! # Eager/rendezvous threshold
 //! The benchmark times `MPI_Send` while the receiver posts late by `late` seconds: an eager send
 //! returns at once, a rendezvous send waits for the receiver. The threshold is the smallest size
 //! from which every send took more than `late/2`.
 
-use crate::fit::{fit_piecewise, fit_range, FitOptions, PiecewiseFit};
+use crate::fit::{
+    fit_piecewise, fit_range, fit_weighted_line, relative_weights, FitOptions, PiecewiseFit,
+};
 use crate::measurement::{median, Measurements, Op};
 use crate::simgrid::{
     network_factors, overhead_at, LinkSpec, OverheadEntry, SimgridParams, DEFAULT_TCP_GAMMA_BYTES,
@@ -199,20 +234,63 @@ pub fn fit_flow_sharing(
     if medians.is_empty() {
         return Ok(None);
     }
+    let flows = exchange_ranks(m)?;
+    let points = exchange_points(m, fit, params);
+    let fitted: Vec<&ExchangePoint> = points.iter().filter(|p| p.fitted).collect();
+    if fitted.len() < min_points.max(1) {
+        return Err(too_few_exchange_sizes(fitted.len(), min_points));
+    }
+    let (mut num, mut den) = (0.0, 0.0);
+    for p in &fitted {
+        let w = 1.0 / p.measured_secs.max(1e-15).powi(2);
+        num += w * p.transfer_secs * (p.measured_secs - p.fixed_secs);
+        den += w * p.transfer_secs * p.transfer_secs;
+    }
+    let u = num / den;
+    let f = flows as f64;
+    let fitted_ratio = if u > 0.0 { f / u } else { f64::INFINITY };
+    Ok(Some(FlowSharing {
+        flows,
+        aggregate_ratio: fitted_ratio.clamp(1.0, f),
+        fitted_ratio,
+        points,
+    }))
+}
+
+fn too_few_exchange_sizes(found: usize, min_points: usize) -> CalibrateError {
+    CalibrateError::TooFewSizes {
+        what: format!(
+            "exchange sizes in the bandwidth regime (transfer >= {}% of the one-way time)",
+            100.0 * BANDWIDTH_REGIME_SHARE
+        ),
+        found,
+        needed: min_points.max(1),
+    }
+}
+
+/// F, the ranks that exchanged at once: the [`Op::ExchangeRanks`] count, 2 when absent.
+fn exchange_ranks(m: &Measurements) -> Result<u64, CalibrateError> {
     let counts = m.medians(Op::ExchangeRanks);
-    let flows = match counts.as_slice() {
-        [] => 2,
-        [one] if one.size_bytes >= 2 => one.size_bytes,
-        _ => {
-            return Err(CalibrateError::Invalid {
-                what: format!(
-                    "'exchange_ranks' must be one count >= 2 (the ranks that exchanged at once), found {:?}",
-                    counts.iter().map(|c| c.size_bytes).collect::<Vec<_>>()
-                ),
-            })
-        }
-    };
-    let points: Vec<ExchangePoint> = medians
+    match counts.as_slice() {
+        [] => Ok(2),
+        [one] if one.size_bytes >= 2 => Ok(one.size_bytes),
+        _ => Err(CalibrateError::Invalid {
+            what: format!(
+                "'exchange_ranks' must be one count >= 2 (the ranks that exchanged at once), found {:?}",
+                counts.iter().map(|c| c.size_bytes).collect::<Vec<_>>()
+            ),
+        }),
+    }
+}
+
+/// The exchange points of `m` (module docs): for every measured size, `c = ois + a + or` and
+/// `D = b·P` from `fit` and `params`, in size order.
+fn exchange_points(
+    m: &Measurements,
+    fit: &PiecewiseFit,
+    params: &SimgridParams,
+) -> Vec<ExchangePoint> {
+    m.medians(Op::Exchange)
         .iter()
         .map(|p| {
             let s = p.size_bytes;
@@ -232,33 +310,209 @@ pub fn fit_flow_sharing(
                 fitted: d > 0.0 && d >= BANDWIDTH_REGIME_SHARE * (a + d),
             }
         })
-        .collect();
-    let fitted: Vec<&ExchangePoint> = points.iter().filter(|p| p.fitted).collect();
-    if fitted.len() < min_points.max(1) {
-        return Err(CalibrateError::TooFewSizes {
-            what: format!(
-                "exchange sizes in the bandwidth regime (transfer >= {}% of the one-way time)",
-                100.0 * BANDWIDTH_REGIME_SHARE
-            ),
-            found: fitted.len(),
-            needed: min_points.max(1),
-        });
+        .collect()
+}
+
+/// Number of candidate ratios of [`fit_folded_sharing`]'s grid over [1, F], before the
+/// golden-section refinement.
+pub const RATIO_GRID_STEPS: usize = 2000;
+
+/// What [`fit_folded_sharing`] fits on a folded run's busy pairs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoldedSharing {
+    /// m, and the exchange points (their fixed parts with the extra waits).
+    pub sharing: FlowSharing,
+    /// Per segment of the fit, seconds: what a folded message waits beyond the wait already
+    /// in the fit's intercepts (a rendezvous needs the peer scheduled more than once);
+    /// `a_k + extra_k >= 0`.
+    pub extra_wait_secs: Vec<f64>,
+}
+
+/// Fits m for a folded calibration (module docs) on both series of the busy pairs, with an
+/// extra wait per segment. For a candidate m, each segment's extra wait `e_k` is the median,
+/// over the segment's ping-pong sizes, of the measured one-way time (half the round trip)
+/// minus the model's, `a_k + D·max(1, (F/2)/m) + [S < thresh]·(os + or)` for the F/2
+/// concurrent pairs; the cost is the sum of squared relative errors of that ping-pong model
+/// plus `e_k` at every size, and of the exchange of F flows,
+/// `ois + a_k + e_k + D·max(1, F/m) + [S < thresh]·or`, over the sizes of its bandwidth regime
+/// (`D >= a`). m minimises it: a
+/// grid of [`RATIO_GRID_STEPS`] over [1, F], then golden-section search around the best.
+/// `fit` holds the lone flow's segments with the wait already added. `None` when the exchange
+/// was not measured.
+///
+/// # Errors
+/// As [`fit_flow_sharing`]: too few exchange sizes in the bandwidth regime, a bad rank count.
+pub fn fit_folded_sharing(
+    m: &Measurements,
+    fit: &PiecewiseFit,
+    params: &SimgridParams,
+    min_points: usize,
+) -> Result<Option<FoldedSharing>, CalibrateError> {
+    if m.medians(Op::Exchange).is_empty() {
+        return Ok(None);
     }
-    let (mut num, mut den) = (0.0, 0.0);
-    for p in &fitted {
-        let w = 1.0 / p.measured_secs.max(1e-15).powi(2);
-        num += w * p.transfer_secs * (p.measured_secs - p.fixed_secs);
-        den += w * p.transfer_secs * p.transfer_secs;
-    }
-    let u = num / den;
+    let flows = exchange_ranks(m)?;
     let f = flows as f64;
-    let fitted_ratio = if u > 0.0 { f / u } else { f64::INFINITY };
-    Ok(Some(FlowSharing {
-        flows,
-        aggregate_ratio: fitted_ratio.clamp(1.0, f),
-        fitted_ratio,
-        points,
+    let pairs = (flows / 2).max(1) as f64;
+    let points = exchange_points(m, fit, params);
+    let in_regime = points.iter().filter(|p| p.fitted).count();
+    if in_regime < min_points.max(1) {
+        return Err(too_few_exchange_sizes(in_regime, min_points));
+    }
+    let thresh = params.detached_thresh_bytes;
+    let nseg = fit.segments.len();
+    // Ping-pong sizes: (segment, a + overheads, D, measured one-way).
+    let pp: Vec<(usize, f64, f64, f64)> = m
+        .medians(Op::PingPong)
+        .iter()
+        .map(|p| {
+            let s = p.size_bytes;
+            let k = fit.segment_index(s);
+            let seg = &fit.segments[k];
+            let d = seg.slope_secs_per_byte * (s as f64 + fit.offset_bytes);
+            let ov = if s < thresh {
+                overhead_at(&params.os, s) + overhead_at(&params.or, s)
+            } else {
+                0.0
+            };
+            (k, seg.intercept_secs + ov, d, p.time_secs / 2.0)
+        })
+        .collect();
+    let extras = |ratio: f64| -> Vec<f64> {
+        (0..nseg)
+            .map(|k| {
+                let diffs: Vec<f64> = pp
+                    .iter()
+                    .filter(|q| q.0 == k)
+                    .map(|&(_, fixed, d, t)| t - fixed - d * (pairs / ratio).max(1.0))
+                    .collect();
+                median(&diffs).map_or(0.0, |e| e.max(-fit.segments[k].intercept_secs))
+            })
+            .collect()
+    };
+    let cost = |ratio: f64| -> f64 {
+        let e = extras(ratio);
+        let mut c = 0.0;
+        for &(k, fixed, d, t) in &pp {
+            c += ((fixed + e[k] + d * (pairs / ratio).max(1.0) - t) / t).powi(2);
+        }
+        for p in points.iter().filter(|p| p.fitted) {
+            let model = p.model_secs(ratio, flows) + e[fit.segment_index(p.size_bytes)];
+            c += ((model - p.measured_secs) / p.measured_secs).powi(2);
+        }
+        c
+    };
+    let step = (f - 1.0) / RATIO_GRID_STEPS as f64;
+    let mut best = (cost(1.0), 1.0);
+    for i in 1..=RATIO_GRID_STEPS {
+        let r = 1.0 + step * i as f64;
+        let c = cost(r);
+        if c < best.0 {
+            best = (c, r);
+        }
+    }
+    // Golden-section search on [best - step, best + step] (within [1, F]).
+    let (mut lo, mut hi) = ((best.1 - step).max(1.0), (best.1 + step).min(f));
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..60 {
+        let x1 = hi - g * (hi - lo);
+        let x2 = lo + g * (hi - lo);
+        if cost(x1) <= cost(x2) {
+            hi = x2;
+        } else {
+            lo = x1;
+        }
+    }
+    let r = (lo + hi) / 2.0;
+    let ratio = if cost(r) < best.0 { r } else { best.1 };
+    let extra_wait_secs = extras(ratio);
+    let mut waited = fit.clone();
+    for (seg, e) in waited.segments.iter_mut().zip(&extra_wait_secs) {
+        seg.intercept_secs += e;
+    }
+    Ok(Some(FoldedSharing {
+        sharing: FlowSharing {
+            flows,
+            aggregate_ratio: ratio,
+            fitted_ratio: ratio,
+            points: exchange_points(m, &waited, params),
+        },
+        extra_wait_secs,
     }))
+}
+
+/// `smpi/ois` fitted on the exchange (module docs): one entry per segment of `fit`, the
+/// relative least-squares line through the residuals
+/// `max(E − a − u·D − [S < thresh]·or, isend call cost)` of the segment's exchange sizes, with
+/// `u = max(1, F/m)` from `sharing`; the call cost is `params.ois` (the [`Op::Isend`] fit).
+/// Weights `1/s²`, s the median exchange time of the size and its two neighbours (the
+/// segments' rule, [`crate::fit`]): a size whose median caught the partner already sent (a
+/// folded exchange of 0.3 µs among sizes of 8 µs) does not dominate the line.
+/// A segment without exchange sizes keeps its call-cost entry. Thresholds as
+/// `overhead_entries`: 0 for the first segment, its first size − 1 after.
+/// An `ois` term (intercept, or slope times the segment's last size) below this many
+/// seconds is written as 0: it is the fit's rounding, far below anything measured, and a
+/// positive sleep shorter than `surf/precision` (1e-9 s) lasts 1e-9 s in SimGrid.
+pub const NEGLIGIBLE_OVERHEAD_SECS: f64 = 1e-12;
+
+pub fn exchange_overhead_entries(
+    sharing: &FlowSharing,
+    fit: &PiecewiseFit,
+    params: &SimgridParams,
+) -> Vec<OverheadEntry> {
+    let u = (sharing.flows as f64 / sharing.aggregate_ratio).max(1.0);
+    let mut out = Vec::with_capacity(fit.segments.len());
+    for (k, seg) in fit.segments.iter().enumerate() {
+        let threshold_bytes = if k == 0 {
+            0
+        } else {
+            seg.first_size_bytes.saturating_sub(1)
+        };
+        let here: Vec<&ExchangePoint> = sharing
+            .points
+            .iter()
+            .filter(|p| fit.segment_index(p.size_bytes) == k)
+            .collect();
+        let times: Vec<f64> = here.iter().map(|p| p.measured_secs).collect();
+        let pts: Vec<(f64, f64, f64)> = here
+            .iter()
+            .zip(relative_weights(&times))
+            .map(|(p, w)| {
+                let call = overhead_at(&params.ois, p.size_bytes);
+                // fixed_secs = call + a + or: the residual is E − u·D − (fixed − call).
+                let r = p.measured_secs - u * p.transfer_secs - (p.fixed_secs - call);
+                (p.size_bytes as f64, r.max(call), w)
+            })
+            .collect();
+        match fit_weighted_line(&pts) {
+            Some((a, b)) => {
+                // Rounding noise (a line through residuals of exactly 0 gives ~1e-25 s) would
+                // become a 1 ns sleep: SimGrid rounds a positive sleep up to surf/precision.
+                let last = seg.last_size_bytes.max(1) as f64;
+                let negligible = |x: f64| x.abs() < NEGLIGIBLE_OVERHEAD_SECS;
+                out.push(OverheadEntry {
+                    threshold_bytes,
+                    intercept_secs: if negligible(a) { 0.0 } else { a },
+                    slope_secs_per_byte: if negligible(b * last) { 0.0 } else { b },
+                })
+            }
+            None => {
+                // No exchange size here: the call cost's line through the segment's ends.
+                let (s0, s1) = (
+                    seg.first_size_bytes.max(1),
+                    seg.last_size_bytes.max(seg.first_size_bytes.max(1) + 1),
+                );
+                let (c0, c1) = (overhead_at(&params.ois, s0), overhead_at(&params.ois, s1));
+                let b = ((c1 - c0) / (s1 - s0) as f64).max(0.0);
+                out.push(OverheadEntry {
+                    threshold_bytes,
+                    intercept_secs: (c0 - b * s0 as f64).max(0.0),
+                    slope_secs_per_byte: b,
+                });
+            }
+        }
+    }
+    out
 }
 
 fn round_sig(x: f64, digits: i32) -> f64 {
@@ -456,6 +710,72 @@ pub fn calibrate_network(
     } else {
         None
     };
+    let flow_sharing = flow_sharing.map(|f| with_exchange_overhead(f, m, &fit, &mut params));
+    finish(one_way, fit, params, threshold_source, flow_sharing, opts)
+}
+
+/// Replaces `params.ois` by [`exchange_overhead_entries`] and recomputes the points' fixed
+/// parts with it.
+fn with_exchange_overhead(
+    mut sharing: FlowSharing,
+    m: &Measurements,
+    fit: &PiecewiseFit,
+    params: &mut SimgridParams,
+) -> FlowSharing {
+    params.ois = exchange_overhead_entries(&sharing, fit, params);
+    sharing.points = exchange_points(m, fit, params);
+    sharing
+}
+
+/// The network of a run folded K ranks per core (module docs, "Folded runs"): the unfolded
+/// calibration of `unfolded` (segments, `os`, `or`, `ois`, threshold; `opts.added_latency_secs`
+/// is the wait for a core, added to every segment), and from `folded`, the busy pairs'
+/// benchmark, the sharing ratio m and an extra wait per segment ([`fit_folded_sharing`]).
+/// `ois` is not refitted on the folded exchange: what it takes beyond its flows there is the
+/// ranks leaving the barrier a wait apart (the replay of the benchmark,
+/// [`crate::pingpong_sim::simulate_exchange_after_barrier`], shows it), not a cost per
+/// message. Without a folded exchange (or with `opts.flow_sharing` false) the route is one
+/// SHARED link, the model of [`calibrate_network`] with the wait.
+///
+/// # Errors
+/// Those of [`calibrate_network`] on `unfolded`, and of [`fit_folded_sharing`] on `folded`.
+pub fn calibrate_folded_network(
+    folded: &Measurements,
+    unfolded: &Measurements,
+    opts: &NetworkOptions,
+) -> Result<NetworkCalibration, CalibrateError> {
+    let base = calibrate_network(unfolded, opts)?;
+    let mut fit = base.fit.clone();
+    let folded_sharing = if opts.flow_sharing {
+        fit_folded_sharing(folded, &fit, &base.params, opts.min_points)?
+    } else {
+        None
+    };
+    let flow_sharing = folded_sharing.map(|f| {
+        for (seg, e) in fit.segments.iter_mut().zip(&f.extra_wait_secs) {
+            seg.intercept_secs += e;
+        }
+        f.sharing
+    });
+    finish(
+        base.one_way,
+        fit,
+        base.params,
+        base.threshold_source,
+        flow_sharing,
+        opts,
+    )
+}
+
+/// The route and the factors for a fit (module docs of [`crate::simgrid`]).
+fn finish(
+    one_way: Vec<(u64, f64)>,
+    fit: PiecewiseFit,
+    mut params: SimgridParams,
+    threshold_source: ThresholdSource,
+    flow_sharing: Option<FlowSharing>,
+    opts: &NetworkOptions,
+) -> Result<NetworkCalibration, CalibrateError> {
     let crosstraffic_weight = if flow_sharing.is_some() {
         FATPIPE_LINK_WEIGHT
     } else {
@@ -585,6 +905,96 @@ mod tests {
                 }
             ),
             "{e}"
+        );
+    }
+
+    fn one_segment() -> PiecewiseFit {
+        use crate::fit::Segment;
+        PiecewiseFit {
+            offset_bytes: 16.0,
+            segments: vec![Segment {
+                first_size_bytes: 0,
+                last_size_bytes: 8000,
+                intercept_secs: 1e-6,
+                slope_secs_per_byte: 1e-9,
+                points: 4,
+            }],
+            relative_rms: 0.0,
+        }
+    }
+
+    fn call_cost(ois_secs: f64) -> SimgridParams {
+        SimgridParams {
+            lat_factor: vec![],
+            bw_factor: vec![],
+            os: vec![],
+            or: vec![],
+            ois: vec![OverheadEntry {
+                threshold_bytes: 0,
+                intercept_secs: ois_secs,
+                slope_secs_per_byte: 0.0,
+            }],
+            detached_thresh_bytes: 0,
+        }
+    }
+
+    /// By hand: one segment T = 1 µs + 1 ns/B · P, isend call 0.1 µs, no `or` (threshold 0),
+    /// two flows that do not share (m = 2, u = 1). Exchanges measured as 1 µs + D + r with the
+    /// residual r = 0.2 µs + 0.1 ns/B · S at S = 984, 1984, 3984, 7984 give back ois = that
+    /// line exactly; residuals of 0.05 µs (below the call) give the call's 0.1 µs.
+    #[test]
+    fn exchange_overhead_by_hand() {
+        let fit = one_segment();
+        let params = call_cost(1e-7);
+        let sharing = |r: &dyn Fn(f64) -> f64| {
+            let mut m = Measurements::default();
+            for s in [984u64, 1984, 3984, 7984] {
+                let d = 1e-9 * (s as f64 + 16.0);
+                m.push(Op::Exchange, s, 1e-6 + d + r(s as f64));
+            }
+            let mut f = fit_flow_sharing(&m, &fit, &params, 3).unwrap().unwrap();
+            f.aggregate_ratio = 2.0;
+            f
+        };
+        let e = exchange_overhead_entries(&sharing(&|s| 2e-7 + 1e-10 * s), &fit, &params);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].threshold_bytes, 0);
+        assert!((e[0].intercept_secs - 2e-7).abs() < 1e-18, "{e:?}");
+        assert!((e[0].slope_secs_per_byte - 1e-10).abs() < 1e-21, "{e:?}");
+        let e = exchange_overhead_entries(&sharing(&|_| 5e-8), &fit, &params);
+        assert!((e[0].intercept_secs - 1e-7).abs() < 1e-18, "{e:?}");
+        assert_eq!(e[0].slope_secs_per_byte, 0.0);
+    }
+
+    /// By hand: the same segment, no overheads, 4 ranks (2 pairs) sharing an aggregate of
+    /// m = 1.5 lone flows. At S = 984, 1984, 3984, 7984 (D = 1, 2, 4, 8 µs >= a = 1 µs) the
+    /// pairs' one-way time is 1 µs + D·max(1, 2/1.5) (round trip twice that) and the exchange
+    /// 1 µs + D·4/1.5; the fit gives back m = 1.5. With m = 3 the pairs do not share
+    /// (2/3 < 1): 1 µs + D, and the exchange 1 µs + D·4/3, from which m = 3 again.
+    #[test]
+    fn folded_sharing_by_hand() {
+        let fit = one_segment();
+        let params = call_cost(0.0);
+        for truth in [1.5f64, 3.0] {
+            let mut m = Measurements::default();
+            m.push(Op::ExchangeRanks, 4, 0.0);
+            for s in [984u64, 1984, 3984, 7984] {
+                let d = 1e-9 * (s as f64 + 16.0);
+                m.push(Op::PingPong, s, 2.0 * (1e-6 + d * (2.0 / truth).max(1.0)));
+                m.push(Op::Exchange, s, 1e-6 + d * 4.0 / truth);
+            }
+            let f = fit_folded_sharing(&m, &fit, &params, 3).unwrap().unwrap();
+            assert_eq!(f.sharing.flows, 4);
+            assert!(
+                (f.sharing.aggregate_ratio - truth).abs() < 1e-6,
+                "{truth}: {f:?}"
+            );
+            assert!(f.extra_wait_secs[0].abs() < 1e-15, "{f:?}");
+        }
+        assert!(
+            fit_folded_sharing(&Measurements::default(), &fit, &params, 3)
+                .unwrap()
+                .is_none()
         );
     }
 

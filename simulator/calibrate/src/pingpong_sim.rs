@@ -3,9 +3,11 @@
 //!
 //! Ping-pong: for each size S, rank 0 runs `send 1 0 S; recv 1 0 S` and rank 1
 //! `recv 0 0 S; send 0 0 S` (the TI traces of reference §11's ping-pong), and the simulated time
-//! is the round trip. Exchange (the benchmark's `exchange`): F ranks in pairs (2k, 2k + 1), each
-//! running `irecv peer 0 S; isend peer 0 S; waitall` (F flows at once), and the simulated time
-//! is one exchange.
+//! is the round trip; with F ranks ([`simulate_pingpong_pairs`], the busy pairs of a folded
+//! calibration) every pair (2k, 2k + 1) runs it at once, F/2 concurrent flows each way.
+//! Exchange (the benchmark's `exchange`): F ranks in pairs (2k, 2k + 1), each running
+//! `irecv peer 0 S; isend peer 0 S; waitall` (F flows at once), and the simulated time is one
+//! exchange.
 
 use std::path::Path;
 
@@ -36,6 +38,65 @@ pub fn simulate_pingpong(
     })
 }
 
+/// Simulated round-trip times `(S, RTT(S) seconds)` of `ranks` ranks (an even number >= 2)
+/// running the ping-pong in pairs (2k, 2k + 1) at once, the even ranks on `hosts[0]` and the
+/// odd ones on `hosts[1]` (module docs): the pairs start together and are identical, so every
+/// pair's round trip is the simulated time. `ranks = 2` is [`simulate_pingpong`].
+///
+/// # Errors
+/// As [`simulate_pingpong`], and [`CalibrateError::Invalid`] for an odd or zero `ranks`.
+pub fn simulate_pingpong_pairs(
+    platform: &Platform,
+    hosts: [HostId; 2],
+    ranks: u64,
+    cfg: &[(String, String)],
+    sizes: &[u64],
+    scratch: &Path,
+) -> Result<Vec<(u64, f64)>, CalibrateError> {
+    let placement = pair_placement(hosts, ranks)?;
+    simulate(platform, &placement, cfg, sizes, scratch, |s| {
+        pingpong_pairs_trace(s, ranks)
+    })
+}
+
+/// The shared TI trace of `ranks / 2` concurrent ping-pongs of `size_bytes` bytes (module
+/// docs); for 2 ranks, the trace of [`simulate_pingpong`].
+pub fn pingpong_pairs_trace(size_bytes: u64, ranks: u64) -> String {
+    let s = size_bytes;
+    pairs_trace(ranks, |r, p| {
+        if r % 2 == 0 {
+            format!("{r} send {p} 0 {s}\n{r} recv {p} 0 {s}\n")
+        } else {
+            format!("{r} recv {p} 0 {s}\n{r} send {p} 0 {s}\n")
+        }
+    })
+}
+
+/// A shared TI trace of `ranks` ranks: every rank's `init`, then `body(rank, partner)` for each
+/// rank in order (partner = rank ^ 1), then every rank's `finalize`.
+fn pairs_trace(ranks: u64, body: impl Fn(u64, u64) -> String) -> String {
+    let mut t = String::new();
+    for r in 0..ranks {
+        t.push_str(&format!("{r} init\n"));
+    }
+    for r in 0..ranks {
+        t.push_str(&body(r, r ^ 1));
+    }
+    for r in 0..ranks {
+        t.push_str(&format!("{r} finalize\n"));
+    }
+    t
+}
+
+fn pair_placement(hosts: [HostId; 2], ranks: u64) -> Result<Vec<HostId>, CalibrateError> {
+    if ranks < 2 || ranks % 2 == 1 {
+        return Err(CalibrateError::Invalid {
+            what: format!("pairs of ranks need an even number of ranks >= 2, not {ranks}"),
+        });
+    }
+    Ok((0..ranks).map(|r| hosts[(r % 2) as usize]).collect())
+}
+
 /// Simulated times `(S, seconds)` of one exchange of S bytes among `ranks` ranks (an even
 /// number >= 2), the even ranks on `hosts[0]` and the odd ones on `hosts[1]` (module docs);
 /// arguments and errors as [`simulate_pingpong`].
@@ -50,12 +111,7 @@ pub fn simulate_exchange(
     sizes: &[u64],
     scratch: &Path,
 ) -> Result<Vec<(u64, f64)>, CalibrateError> {
-    if ranks < 2 || ranks % 2 == 1 {
-        return Err(CalibrateError::Invalid {
-            what: format!("an exchange needs an even number of ranks >= 2, not {ranks}"),
-        });
-    }
-    let placement: Vec<HostId> = (0..ranks).map(|r| hosts[(r % 2) as usize]).collect();
+    let placement = pair_placement(hosts, ranks)?;
     simulate(platform, &placement, cfg, sizes, scratch, |s| {
         exchange_trace(s, ranks)
     })
@@ -64,20 +120,101 @@ pub fn simulate_exchange(
 /// The shared TI trace of one exchange of `size_bytes` bytes among `ranks` ranks (module docs).
 pub fn exchange_trace(size_bytes: u64, ranks: u64) -> String {
     let s = size_bytes;
-    let mut t = String::new();
-    for r in 0..ranks {
-        t.push_str(&format!("{r} init\n"));
+    pairs_trace(ranks, |r, p| {
+        format!("{r} irecv {p} 0 {s}\n{r} isend {p} 0 {s}\n{r} waitall\n")
+    })
+}
+
+/// Simulated times `(S, seconds)` of one exchange as the benchmark times it: `ranks` ranks
+/// (placed as [`simulate_exchange`]) leave a `barrier`, then exchange; each rank's own time
+/// runs from its barrier exit to its last completion, and the exchange lasts the longest of
+/// them. Each rank's barrier exit is its finish date in a replay of the barrier alone (the
+/// replay is deterministic and the barrier comes first). With 2 ranks both leave SimGrid's
+/// barrier together and this is [`simulate_exchange`]; with a folded run's wait per message,
+/// ranks leave it a wait apart, and the first out waits for its partner.
+///
+/// # Errors
+/// As [`simulate_exchange`].
+pub fn simulate_exchange_after_barrier(
+    platform: &Platform,
+    hosts: [HostId; 2],
+    ranks: u64,
+    cfg: &[(String, String)],
+    sizes: &[u64],
+    scratch: &Path,
+) -> Result<Vec<(u64, f64)>, CalibrateError> {
+    let placement = pair_placement(hosts, ranks)?;
+    let exits = replay(
+        platform,
+        &placement,
+        cfg,
+        scratch,
+        0,
+        &barrier_trace(ranks, None),
+    )?;
+    let mut out = Vec::with_capacity(sizes.len());
+    for &s in sizes {
+        let r = replay(
+            platform,
+            &placement,
+            cfg,
+            scratch,
+            s,
+            &barrier_trace(ranks, Some(s)),
+        )?;
+        let longest = r
+            .ranks
+            .iter()
+            .zip(&exits.ranks)
+            .map(|(e, b)| e.finish_secs - b.finish_secs)
+            .fold(0.0, f64::max);
+        out.push((s, longest));
     }
-    for r in 0..ranks {
-        let p = r ^ 1;
-        t.push_str(&format!(
-            "{r} irecv {p} 0 {s}\n{r} isend {p} 0 {s}\n{r} waitall\n"
-        ));
+    Ok(out)
+}
+
+/// `ranks` ranks in a `barrier`, then (with a size) the exchange of [`exchange_trace`].
+fn barrier_trace(ranks: u64, size_bytes: Option<u64>) -> String {
+    pairs_trace(ranks, |r, p| match size_bytes {
+        Some(s) => format!("{r} barrier\n{r} irecv {p} 0 {s}\n{r} isend {p} 0 {s}\n{r} waitall\n"),
+        None => format!("{r} barrier\n"),
+    })
+}
+
+fn replay(
+    platform: &Platform,
+    hosts: &[HostId],
+    cfg: &[(String, String)],
+    scratch: &Path,
+    size_bytes: u64,
+    trace: &str,
+) -> Result<timeless_replay::Report, CalibrateError> {
+    let config = config_of(cfg)?;
+    let path = scratch.join("exchange.txt");
+    std::fs::write(&path, trace).map_err(|source| CalibrateError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    let fail = |e: &dyn std::fmt::Display| CalibrateError::Invalid {
+        what: format!("replay at {size_bytes} B: {e}"),
+    };
+    let source = TraceSource::Shared(path.clone());
+    Simulation::new(platform, hosts, &source, config)
+        .map_err(|e| fail(&e))?
+        .run(&mut NoObserver)
+        .map_err(|e| fail(&e))
+}
+
+fn config_of(cfg: &[(String, String)]) -> Result<ReplayConfig, CalibrateError> {
+    let mut config = ReplayConfig::default();
+    for (k, v) in cfg {
+        config
+            .set(&format!("{k}:{v}"))
+            .map_err(|e| CalibrateError::Invalid {
+                what: format!("configuration {k}: {e}"),
+            })?;
     }
-    for r in 0..ranks {
-        t.push_str(&format!("{r} finalize\n"));
-    }
-    t
+    Ok(config)
 }
 
 fn simulate(

@@ -14,10 +14,13 @@
 //! with every pair of ranks running the benchmark at once (`--busy-pairs`) and ranks 0 and 1
 //! recording; a message then also waits for its receiver to get a core. `timeless validate`
 //! uses `<calibration>/fold<K>/` for runs folded K per core. With `--unfolded DIR`, the written
-//! model is the unfolded calibration's (DIR's `pingpong.csv` refitted with one SHARED link, on
-//! which concurrent flows split one bandwidth) with every message's latency raised by that wait
-//! (`timeless_calibrate::network::added_wait_secs`): the folded ping-pong's own bandwidth is the
-//! one of a pair sharing a core's cache, not what concurrent flows of a folded run get.
+//! model is the unfolded calibration's (DIR's `pingpong.csv`: segments, `os`, `or`, `ois`)
+//! with every message's latency raised by that wait
+//! (`timeless_calibrate::network::added_wait_secs`), and how concurrent flows share the route
+//! and an extra wait per segment fitted on the folded ping-pong and exchange of the busy pairs
+//! ([`crate::network::calibrate_folded_network`]). The benchmark is replayed as it ran: the
+//! ping-pong on every measuring pair at once (the `exchange_ranks` count of the
+//! measurements), a folded exchange after its barrier.
 
 //!
 //! ```no_run
@@ -41,9 +44,12 @@ use timeless_platform::{Platform, PlatformOptions};
 use crate::input;
 use crate::measurement::{Measurements, Op};
 use crate::network::{
-    added_wait_secs, calibrate_network, ExchangePoint, NetworkCalibration, NetworkOptions,
+    added_wait_secs, calibrate_folded_network, calibrate_network, ExchangePoint,
+    NetworkCalibration, NetworkOptions,
 };
-use crate::pingpong_sim::{simulate_exchange, simulate_pingpong};
+use crate::pingpong_sim::{
+    simulate_exchange, simulate_exchange_after_barrier, simulate_pingpong_pairs,
+};
 use crate::platform_xml::{platform_xml, HostSpec};
 use crate::CalibrateError;
 use timeless_launch::PathError;
@@ -527,13 +533,16 @@ pub fn calibrate_network_files(
     // With --unfolded: the unfolded measurements, refitted with one SHARED link and every
     // message's latency raised by the wait the folded ping-pong shows.
     let mut unfolded_note = None;
-    let fitted_m = match &args.unfolded {
+    let unfolded_base = match &args.unfolded {
         Some(dir) => {
             let path = dir.join("pingpong.csv");
             let base = input::read_csv(&path).map_err(PipelineError::Input)?;
-            opts.flow_sharing = false;
+            let lone = NetworkOptions {
+                flow_sharing: false,
+                ..opts.clone()
+            };
             let base_cal =
-                calibrate_network(&base, &opts).map_err(|error| PipelineError::Unfolded {
+                calibrate_network(&base, &lone).map_err(|error| PipelineError::Unfolded {
                     path: path.clone(),
                     error,
                 })?;
@@ -543,18 +552,27 @@ pub fn calibrate_network_files(
                 .ok_or_else(|| PipelineError::NoCommonSize(path.clone()))?;
             let first = &base_cal.fit.segments[0];
             unfolded_note = Some(format!(
-                "model: the unfolded calibration of {} (one SHARED link), every message {:.4e} s later: the folded minus the unfolded one-way time, median over S in [{}, {}] B",
+                "model: the unfolded calibration of {} (lone flow, os, or), every message {:.4e} s later: the folded minus the unfolded one-way time, median over S in [{}, {}] B; {}",
                 path.display(),
                 wait,
                 first.first_size_bytes,
-                first.last_size_bytes
+                first.last_size_bytes,
+                if opts.flow_sharing && m.has(Op::Exchange) {
+                    "flow sharing and an extra wait per segment fitted on the folded ping-pong and exchange"
+                } else {
+                    "one SHARED link"
+                }
             ));
             opts.added_latency_secs = wait;
-            base
+            Some(base)
         }
-        None => m.clone(),
+        None => None,
     };
-    let cal = match calibrate_network(&fitted_m, &opts) {
+    let fitted = match &unfolded_base {
+        Some(base) => calibrate_folded_network(&m, base, &opts),
+        None => calibrate_network(&m, &opts),
+    };
+    let cal = match fitted {
         Ok(c) => c,
         Err(e) if args.from_skampi.is_none() && args.from_csv.is_none() => {
             // Keep the measurements of a (long) benchmark run for inspection or a re-fit.
@@ -600,11 +618,24 @@ pub fn calibrate_network_files(
     // Replay the ping-pong on the written platform, size by size.
     let cfg = cal.params.cfg_items();
     let medians = m.medians(Op::PingPong);
+    // The benchmark's ping-pong ran on every measuring pair at once (the busy pairs of a
+    // folded run): replayed the same way.
+    let pp_ranks = match m.medians(Op::ExchangeRanks).as_slice() {
+        [one] if one.size_bytes >= 2 => one.size_bytes & !1,
+        _ => 2,
+    };
     progress.begin(Stage::SimulatePingPong, medians.len() as u64);
     let mut simulated = Vec::with_capacity(medians.len());
     for p in &medians {
-        let r = simulate_pingpong(&platform, ends, &cfg, &[p.size_bytes], scratch.path())
-            .map_err(PipelineError::Measured)?;
+        let r = simulate_pingpong_pairs(
+            &platform,
+            ends,
+            pp_ranks,
+            &cfg,
+            &[p.size_bytes],
+            scratch.path(),
+        )
+        .map_err(PipelineError::Measured)?;
         simulated.push(r[0].1);
         progress.step();
     }
@@ -613,7 +644,15 @@ pub fn calibrate_network_files(
     if let Some(sharing) = &cal.flow_sharing {
         progress.begin(Stage::SimulateExchange, sharing.points.len() as u64);
         for p in &sharing.points {
-            let r = simulate_exchange(
+            // A folded benchmark's ranks leave its barrier a wait apart (module docs of
+            // `network`): replayed with it. Two ranks leave Open MPI's two-process barrier
+            // together, SimGrid's default barrier a latency apart: replayed without.
+            let simulate_one = if sharing.flows > 2 {
+                simulate_exchange_after_barrier
+            } else {
+                simulate_exchange
+            };
+            let r = simulate_one(
                 &platform,
                 ends,
                 sharing.flows,
@@ -645,6 +684,12 @@ pub fn calibrate_network_files(
                 .find(|o| o.0 == s)
                 .map_or(f64::NAN, |o| o.1);
             let fitted = cal.fit.predict_secs(s);
+            // Concurrent pairs share the route: the transfer term slows by max(1, pairs/m).
+            let seg = &cal.fit.segments[cal.fit.segment_index(s)];
+            let transfer = seg.slope_secs_per_byte * (s as f64 + cal.fit.offset_bytes);
+            let shared = cal.flow_sharing.as_ref().map_or(0.0, |f| {
+                transfer * (((pp_ranks / 2) as f64 / f.aggregate_ratio).max(1.0) - 1.0)
+            });
             let ov = if s < thresh {
                 overhead(&cfg, "smpi/os", s) + overhead(&cfg, "smpi/or", s)
             } else {
@@ -657,7 +702,7 @@ pub fn calibrate_network_files(
                 max_secs: p.max_secs,
                 one_way_secs: one_way,
                 fitted_one_way_secs: fitted,
-                model_secs: 2.0 * (fitted + ov),
+                model_secs: 2.0 * (fitted + shared + ov),
                 simulated_secs: sim,
                 exchange: exchanges
                     .iter()
@@ -666,7 +711,7 @@ pub fn calibrate_network_files(
             }
         })
         .collect();
-    let mut summary = summary(&cal, &rows, &source, &hosts, speed, cores);
+    let mut summary = summary(&cal, &rows, &source, &hosts, speed, cores, pp_ranks);
     if let Some(note) = unfolded_note {
         summary.insert_str(
             summary.find('\n').map_or(0, |i| i + 1),
@@ -730,6 +775,7 @@ fn summary(
     hosts: &[String],
     speed: f64,
     cores: u32,
+    pp_ranks: u64,
 ) -> String {
     use std::fmt::Write;
     let mut s = String::new();
@@ -773,6 +819,26 @@ fn summary(
                 } else {
                     format!(" (clamped to [1, {}]: {:.4})", p.flows, p.aggregate_ratio)
                 }
+            );
+            if pp_ranks > 2 {
+                let _ = writeln!(
+                    s,
+                    "  fitted together with the ping-pong of the {} busy pairs at once (both replayed that way)",
+                    pp_ranks / 2
+                );
+            }
+            let _ = writeln!(
+                s,
+                "exchange overhead: smpi/ois fitted on the (unfolded) exchange minus its flows, at least the MPI_Isend call: {}",
+                cal.params
+                    .ois
+                    .iter()
+                    .map(|e| format!(
+                        "S > {} B: {:.4e} s + {:.4e} s/B",
+                        e.threshold_bytes, e.intercept_secs, e.slope_secs_per_byte
+                    ))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             );
         }
         _ => {

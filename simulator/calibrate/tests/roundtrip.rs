@@ -542,3 +542,150 @@ fn calibration_recovers_the_ratio_of_four_flows() {
         );
     }
 }
+
+/// Folded round trip (`calibrate_folded_network`): a machine whose lone flow is the unfolded
+/// one of `true_cfg` with every message 25 µs later (lat-factors + 25 µs / 50 µs = +0.5) and
+/// rendezvous messages (S >= 65536) 50 µs later (+1.0: an extra wait of 25 µs on segment 3),
+/// whose concurrent flows share 1.5 × a lone flow's bandwidth, measured as a folded
+/// calibration does: 4 ranks, the 2 pairs ping-ponging at once and the 4 exchanging at once.
+/// Given the unfolded measurements and the 25 µs wait, the fit gives back m = 1.5, the extra
+/// waits (lat-factors 2, 3, 5) and the true ois (2e-7 + 1e-11·S: the exchange's residual is
+/// exactly ois here), and the written platform replays both folded series as measured (to
+/// 1e-6: the data are exact).
+#[test]
+fn folded_calibration_recovers_the_busy_pairs() {
+    use timeless_calibrate::network::calibrate_folded_network;
+    use timeless_calibrate::pingpong_sim::simulate_pingpong_pairs;
+    let dir = tempfile::tempdir().unwrap();
+    // Unfolded: one pair alone, on P1's FATPIPE route (a lone flow gets 125e6 B/s whatever m).
+    let lone = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &p1_pair_link(),
+        "lone",
+    ));
+    let rtt = simulate_pingpong(
+        &lone,
+        ids(&lone, "h0", "h1"),
+        &true_cfg(),
+        &sizes(),
+        dir.path(),
+    )
+    .unwrap();
+    let unfolded = measurements(&rtt);
+    // Folded truth.
+    let link = LinkSpec {
+        flow_aggregate_ratio: Some(1.5),
+        ..p1_pair_link()
+    };
+    let truth = load(&platform_xml(&hosts(&["h0", "h1"]), &link, "folded truth"));
+    let ends = ids(&truth, "h0", "h1");
+    let mut cfg = true_cfg();
+    cfg[0].1 = "65551:5;1500:3;0:2".into();
+    let rtt = simulate_pingpong_pairs(&truth, ends, 4, &cfg, &sizes(), dir.path()).unwrap();
+    let mut folded = measurements(&rtt);
+    folded.push(Op::ExchangeRanks, 4, 0.0);
+    for (s, t) in simulate_exchange(&truth, ends, 4, &cfg, &sizes(), dir.path()).unwrap() {
+        folded.push(Op::Exchange, s, t);
+    }
+    let opts = NetworkOptions {
+        latency_secs: Some(50e-6),
+        bandwidth_bytes_per_sec: Some(125e6),
+        added_latency_secs: 25e-6,
+        ..NetworkOptions::default()
+    };
+    let cal = calibrate_folded_network(&folded, &unfolded, &opts).unwrap();
+    let sharing = cal.flow_sharing.as_ref().expect("folded exchange measured");
+    assert_eq!(sharing.flows, 4);
+    assert!(within(sharing.aggregate_ratio, 1.5, 1e-6), "{sharing:?}");
+    assert_eq!(cal.link.flow_aggregate_ratio, Some(sharing.aggregate_ratio));
+    for (k, want) in [2.0, 3.0, 5.0].iter().enumerate() {
+        assert!(
+            within(cal.params.lat_factor[k].factor, *want, 1e-6),
+            "{:?}",
+            cal.params.lat_factor
+        );
+        assert!(within(cal.params.bw_factor[k].factor, TRUE_BW[k], 1e-6));
+    }
+    for s in [1u64, 1024, 65536, 1 << 24] {
+        let got = timeless_calibrate::simgrid::overhead_at(&cal.params.ois, s);
+        assert!(
+            within(got, 2e-7 + 1e-11 * s as f64, 1e-6),
+            "ois({s}) = {got}"
+        );
+    }
+    let written = load(&platform_xml(&hosts(&["a", "b"]), &cal.link, "calibrated"));
+    let w = ids(&written, "a", "b");
+    let wcfg = cal.params.cfg_items();
+    let again = simulate_pingpong_pairs(&written, w, 4, &wcfg, &sizes(), dir.path()).unwrap();
+    for (s, t) in again {
+        let want = folded.median_at(Op::PingPong, s).unwrap();
+        assert!(
+            within(t, want, 1e-6),
+            "S = {s}: measured {want} predicted {t}"
+        );
+    }
+    let again = simulate_exchange(&written, w, 4, &wcfg, &sizes(), dir.path()).unwrap();
+    for (s, t) in again {
+        let want = folded.median_at(Op::Exchange, s).unwrap();
+        assert!(
+            within(t, want, 1e-6),
+            "S = {s}: measured {want} predicted {t}"
+        );
+    }
+}
+
+/// Two pairs ping-ponging at once on P1 with its SHARED link: each message of S = 1e6 bytes
+/// shares the link with the other pair's. By hand (reference §6.2, default factors for
+/// P > 65472: lat 11.6436, bw 0.940694; 1.05 weight per flow): each of the 2 flows gets
+/// 125e6 / (2 × 1.05) B/s, drained at 0.940694 × that, so a one-way message takes
+/// 11.6436 × 50 µs + 1000016 / (0.940694 × 125e6 / 2.1) = 0.58218 ms + 17.85989 ms,
+/// the round trip twice that (36.88414 ms).
+#[test]
+fn two_pairs_share_the_link_by_hand() {
+    use timeless_calibrate::pingpong_sim::simulate_pingpong_pairs;
+    let p = load(&platform_xml(&hosts(&["h0", "h1"]), &p1_link(), "P1"));
+    let dir = tempfile::tempdir().unwrap();
+    let ends = ids(&p, "h0", "h1");
+    let two = simulate_pingpong_pairs(&p, ends, 4, &[], &[1_000_000], dir.path()).unwrap();
+    let one_way = 11.6436 * 50e-6 + 1_000_016.0 / (0.940694 * 125e6 / 2.1);
+    assert!(within(two[0].1, 2.0 * one_way, 1e-6), "{two:?}");
+    let one = simulate_pingpong_pairs(&p, ends, 2, &[], &[1_000_000], dir.path()).unwrap();
+    let alone = simulate_pingpong(&p, ends, &[], &[1_000_000], dir.path()).unwrap();
+    assert_eq!(one, alone);
+    assert!(simulate_pingpong_pairs(&p, ends, 3, &[], &[1], dir.path()).is_err());
+}
+
+/// The benchmark's exchange replayed with its barrier: each rank's time runs from its own
+/// barrier exit, so it is never shorter than the exchange started together, and SimGrid's
+/// default barrier releases the ranks a message apart: the first out waits for its partner,
+/// by less than a 1-byte round trip at any size (`true_cfg` on P1's FATPIPE route:
+/// 2 ranks at 1 B, 76.2 µs together against 151.9 µs after the barrier).
+#[test]
+fn exchange_after_barrier_adds_the_barrier_skew() {
+    use timeless_calibrate::pingpong_sim::simulate_exchange_after_barrier;
+    let p = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &p1_pair_link(),
+        "P1 pair",
+    ));
+    let ends = ids(&p, "h0", "h1");
+    let dir = tempfile::tempdir().unwrap();
+    let sizes = [1u64, 1000, 1_000_000];
+    let round_trip = simulate_pingpong(&p, ends, &true_cfg(), &[1], dir.path()).unwrap()[0].1;
+    for ranks in [2u64, 4] {
+        let alone = simulate_exchange(&p, ends, ranks, &true_cfg(), &sizes, dir.path()).unwrap();
+        let after =
+            simulate_exchange_after_barrier(&p, ends, ranks, &true_cfg(), &sizes, dir.path())
+                .unwrap();
+        for (a, b) in alone.iter().zip(&after) {
+            assert_eq!(a.0, b.0);
+            assert!(b.1 >= a.1 * (1.0 - 1e-12), "{ranks}: {a:?} {b:?}");
+            assert!(
+                b.1 - a.1 <= round_trip,
+                "{ranks}: {a:?} {b:?} round trip {round_trip}"
+            );
+        }
+    }
+    let none = simulate_exchange_after_barrier(&p, ends, 4, &true_cfg(), &[], dir.path()).unwrap();
+    assert!(none.is_empty());
+}

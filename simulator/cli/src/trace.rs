@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use timeless_launch::{
-    check_online, check_text, counters_line, gathered, LaunchError, TraceConfig,
+    check_online, check_text, counters_line, gathered, LaunchError, TraceConfig, TracedRun,
 };
 
 use crate::Failure;
@@ -169,7 +169,7 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
         }
         return Ok(());
     }
-    report(&out, args.np)?;
+    report(&traced, args.np)?;
     if args.compress {
         print_online(&out, args.np, true)?;
     }
@@ -177,8 +177,9 @@ pub fn run(args: TraceArgs) -> Result<(), Failure> {
 }
 
 /// Checks every rank file and prints the summary.
-fn report(out: &Path, np: usize) -> Result<(), Failure> {
-    let total = check_text(out, np).map_err(failure)?;
+fn report(traced: &TracedRun, np: usize) -> Result<(), Failure> {
+    let out = traced.out.as_path();
+    let total = check_text(out, np).map_err(|e| failure(traced.explain(e)))?;
     println!("Traced {np} ranks into {}", out.display());
     println!(
         "  {} actions, {} point-to-point bytes sent, {} bytes of trace",

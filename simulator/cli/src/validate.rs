@@ -53,6 +53,10 @@ pub struct ValidateArgs {
     /// Replay the traces as recorded: do not remove the tracer's per-event overhead.
     #[arg(long)]
     pub no_compensation: bool,
+    /// SimGrid setting applied after the calibration's smpi.cfg in every replay (repeatable),
+    /// e.g. `--cfg smpi/test:6.6e-8`.
+    #[arg(long = "cfg", value_name = "KEY:VALUE")]
+    pub cfg: Vec<String>,
     /// Directory written by `timeless calibrate network` (platform.xml, smpi.cfg, hostfile).
     #[arg(long, default_value = "calibration")]
     pub calibration: PathBuf,
@@ -155,6 +159,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         Speed::Kernel => SpeedSource::Kernel,
     };
     config.compensate = !args.no_compensation;
+    config.extra_cfg = args.cfg.clone();
     let mut bar = Bar(None);
     let v = timeless_validate::validate(&config, &mut bar).map_err(failure)?;
     if let Some(b) = bar.0 {

@@ -261,3 +261,60 @@ fn host_property_overrides_software_overhead() {
     let t = v["simulated_time"].as_f64().unwrap();
     assert!(((t - 0.00484619988371) / t).abs() < 1e-6, "{t}");
 }
+
+/// `timeless/poll-cpu-share:w` (a timeless extension): a rank blocked in a receive keeps w of a
+/// core busy. Ranks 0 and 2 compute 1 Gflop each on a 1-core 1 Gf host while rank 1 waits for
+/// rank 0's message: without polls they share the core (2 s); with a poll of share w beside
+/// them each gets 1/(2 + w) of it (2 + w seconds); a core for each rank, nothing changes.
+#[test]
+fn waiting_ranks_poll_a_share_of_the_core() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let platform = |cores: u32| {
+        format!(
+            "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n\
+             <platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\
+             <host id=\"h\" speed=\"1Gf\" core=\"{cores}\"/></zone></platform>\n"
+        )
+    };
+    std::fs::write(tmp.path().join("one.xml"), platform(1)).unwrap();
+    std::fs::write(tmp.path().join("three.xml"), platform(3)).unwrap();
+    std::fs::write(
+        tmp.path().join("trace.txt"),
+        "0 init\n1 init\n2 init\n0 compute 1e9\n0 send 1 0 1\n1 recv 0 0 1\n2 compute 1e9\n\
+         0 finalize\n1 finalize\n2 finalize\n",
+    )
+    .unwrap();
+    let time = |platform: &str, share: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+            .current_dir(tmp.path())
+            .args(["simulate", "trace.txt", "-p", platform, "-n", "3"])
+            .args(["--cfg", &format!("timeless/poll-cpu-share:{share}")])
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["simulated_time"].as_f64().unwrap()
+    };
+    for (platform, share, expected) in [
+        ("one.xml", "0", 2.0),
+        ("one.xml", "0.5", 2.5),
+        ("one.xml", "1", 3.0),
+        ("three.xml", "0", 1.0),
+        ("three.xml", "1", 1.0),
+    ] {
+        let t = time(platform, share);
+        assert!(
+            ((t - expected) / expected).abs() < 1e-6,
+            "{platform}, share {share}: {t} s, expected {expected}"
+        );
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+        .current_dir(tmp.path())
+        .args(["simulate", "trace.txt", "-p", "one.xml", "-n", "3"])
+        .args(["--cfg", "timeless/poll-cpu-share:-1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("'-1' must be a finite number >= 0"));
+}

@@ -116,6 +116,12 @@ fn bad_cases_are_input_errors_and_write_nothing() {
         err.contains("program no-such-program-on-path not found on PATH"),
         "{err}"
     );
+    let (_, err, code) = run(&["--cfg", "smpi/no-such-key:1", "-n", "2", "--", "true"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--cfg smpi/no-such-key:1: unknown configuration key 'smpi/no-such-key'"),
+        "{err}"
+    );
     assert!(
         !dir.path().join("val").exists(),
         "no output may be written on bad input"

@@ -1,6 +1,6 @@
 //! The discrete-event engine: a clock, the activities in progress and their completion dates.
 //!
-//! Three kinds of activity, each a client of the [`lmm`](crate::lmm) system:
+//! Four kinds of activity, each a client of the [`lmm`](crate::lmm) system:
 //! * **execution** (CPU model Cas01, SimGrid 3.32 `src/surf/cpu_cas01.cpp`): a variable of
 //!   penalty 1 and bound `speed` (one core) on its host's constraint of capacity
 //!   `cores × speed`; it completes when its flops are done.
@@ -13,6 +13,9 @@
 //!   `bw_factor(P)·x`. If `L = 0` the penalty is 1 and there is no latency phase (a SimGrid quirk,
 //!   reference §6.2).
 //! * **sleep**: no resource, a fixed date (at least `surf/precision` after now if positive).
+//! * **poll** (a timeless extension, [`Engine::start_poll`]): an execution without end and of
+//!   penalty `1/share`, cancelled by its owner ([`Engine::cancel`]); it is never in the event
+//!   heap.
 //!
 //! Updates are lazy (`network/optim:Lazy`): an activity's remaining amount is brought up to date
 //! only when its rate changes, and its completion date lives in an indexed heap. Events less than
@@ -239,6 +242,45 @@ impl Engine {
         id
     }
 
+    /// Starts a **poll** on CPU `cpu`: an execution that never ends (end it with
+    /// [`Engine::cancel`]) and competes for the CPU's cores with `share` (> 0) times the weight
+    /// of an execution (penalty `1/share`, bound one core). A timeless extension, not SimGrid:
+    /// a rank blocked in an MPI call that spins in its progress loop. On a CPU with enough
+    /// cores it takes an idle core and slows nobody; with k executions and m polls on C < k + m
+    /// cores each execution gets `C/(k + share·m)` of a core.
+    ///
+    /// A poll has no completion date: it is never in the event heap, so it neither ends nor
+    /// keeps [`Engine::step`] from reporting that nothing can progress.
+    pub fn start_poll(&mut self, cpu: u32, share: f64) -> ActivityId {
+        debug_assert!(share > 0.0 && share.is_finite());
+        let speed = self.cpu_speed[cpu as usize];
+        let var = self.lmm.add_variable(1.0 / share, speed);
+        self.lmm.expand(self.cpu_cnst[cpu as usize], var, 1.0);
+        let id = self.alloc(Activity {
+            penalty_after_latency: 1.0 / share,
+            ..Activity::new(Phase::Running, Some(var), f64::INFINITY, self.now)
+        });
+        self.bind_var(var, id);
+        id
+    }
+
+    /// Ends activity `id` before its completion (a poll of [`Engine::start_poll`]): its
+    /// variable and slot are freed and it is not reported done. O(elements of its variable).
+    pub fn cancel(&mut self, id: ActivityId) {
+        let a = id.0;
+        if self.acts[a as usize].phase == Phase::Free {
+            return;
+        }
+        self.leave_group(a);
+        self.heap.remove(a);
+        let act = &mut self.acts[a as usize];
+        if let Some(var) = act.var.take() {
+            self.lmm.remove_variable(var);
+        }
+        act.phase = Phase::Free;
+        self.free.push(a);
+    }
+
     /// Starts a pure delay of `secs` seconds (SimGrid 3.32 `CpuCas01::sleep`: a positive
     /// duration is at least `surf/precision`).
     pub fn start_sleep(&mut self, secs: f64) -> ActivityId {
@@ -339,6 +381,10 @@ impl Engine {
             act.last_update = self.now;
             let rate = self.lmm.value(var) * act.rate_factor;
             act.last_rate = rate;
+            if act.remaining == f64::INFINITY {
+                // A poll: never completes.
+                continue;
+            }
             if rate > 0.0 {
                 let ttc = if act.remaining > 0.0 {
                     act.remaining / rate

@@ -58,7 +58,7 @@ pub mod speed;
 pub mod summary;
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
 use timeless_grammar::{GrammarError, Precision, PrecisionError};
@@ -220,12 +220,12 @@ pub enum LaunchError {
     #[error("the traced run wrote no flow graph (see the tracer's messages)")]
     NoFlowGraph,
     /// A rank wrote no trace file: the tracer was not preloaded, or never started because the
-    /// program did not call `MPI_Init`/`MPI_Init_thread` (an MPI-4 sessions program, which the
-    /// tracer does not trace: MPICH test suite, `validation/testsuite/RESULTS.md`).
+    /// program started MPI with none of `MPI_Init`, `MPI_Init_thread` and `MPI_Session_init`
+    /// (a sessions program with a tracer built without sessions is
+    /// [`LaunchError::SessionsNotSupported`]: see [`TracedRun::explain`]).
     #[error(
         "rank {rank} wrote no trace ({} is missing): was the tracer preloaded, and does the \
-         program call MPI_Init or MPI_Init_thread? (programs using only MPI-4 sessions, \
-         MPI_Session_init, are not traced)",
+         program start MPI with MPI_Init, MPI_Init_thread or MPI_Session_init?",
         path.display()
     )]
     MissingRank {
@@ -236,6 +236,25 @@ pub enum LaunchError {
         /// What the operating system said.
         #[source]
         source: std::io::Error,
+    },
+    /// The program uses MPI-4 sessions (it imports `MPI_Session_init`) and wrote no trace: the
+    /// tracer library has no session wrappers, having been built against an MPI library
+    /// without sessions (Open MPI 4.1), so nothing started it.
+    #[error(
+        "the program {} uses MPI-4 sessions (MPI_Session_init) but the tracer library {} was \
+         built against an MPI library without them (Open MPI 4.1 has none), so it never \
+         started and no rank wrote a trace; build the tracer against a library with sessions \
+         (MPICH >= 4.0: `MPICC=mpicc.mpich cargo build --release -p timeless-preload \
+         --target-dir target-mpich`), set TIMELESS_PRELOAD to it and trace with `--launcher \
+         mpirun.mpich`",
+        program.display(),
+        preload.display()
+    )]
+    SessionsNotSupported {
+        /// The traced program.
+        program: PathBuf,
+        /// The tracer library used.
+        preload: PathBuf,
     },
     /// A rank file has a record that cannot be read (the source names the line).
     #[error("{}", path.display())]
@@ -423,9 +442,31 @@ pub struct TracedRun {
     pub profile_db: Option<PathBuf>,
     /// `out/flowgraph.tfg` when a flow graph was asked for.
     pub flowgraph: Option<PathBuf>,
+    /// The traced program's executable, when found (the command's first word, on `PATH`).
+    pub program: Option<PathBuf>,
+    /// The tracer library preloaded.
+    pub preload: PathBuf,
 }
 
 impl TracedRun {
+    /// `e`, or a clearer error when it is [`LaunchError::MissingRank`] for a program that uses
+    /// MPI-4 sessions traced with a tracer library built without them
+    /// ([`LaunchError::SessionsNotSupported`]).
+    pub fn explain(&self, e: LaunchError) -> LaunchError {
+        match (&e, &self.program) {
+            (LaunchError::MissingRank { .. }, Some(program))
+                if names_symbol(program, SESSION_INIT)
+                    && !names_symbol(&self.preload, SESSION_INIT) =>
+            {
+                LaunchError::SessionsNotSupported {
+                    program: program.clone(),
+                    preload: self.preload.clone(),
+                }
+            }
+            _ => e,
+        }
+    }
+
     /// The flow graph file, checked to exist; `Ok(None)` when none was asked for.
     ///
     /// # Errors
@@ -584,7 +625,30 @@ pub fn trace(config: &TraceConfig, notice: &mut dyn FnMut(&str)) -> Result<Trace
         out,
         profile_db,
         flowgraph: graph_file,
+        program: config
+            .command
+            .first()
+            .and_then(|p| find_program(Path::new(p))),
+        preload: plan.preload,
     })
+}
+
+/// The entry point of MPI-4 sessions, which a sessions program imports and a tracer built
+/// with sessions exports.
+const SESSION_INIT: &str = "MPI_Session_init";
+
+/// Whether the file at `path` holds `symbol` as a whole entry of a string table (the bytes
+/// `\0symbol\0`, as in an ELF file's dynamic string table where its imported and exported
+/// symbols are named): a cheap test that needs no ELF parser. False if the file cannot be read.
+pub fn names_symbol(path: &Path, symbol: &str) -> bool {
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    let mut needle = Vec::with_capacity(symbol.len() + 2);
+    needle.push(0);
+    needle.extend_from_slice(symbol.as_bytes());
+    needle.push(0);
+    bytes.windows(needle.len()).any(|w| w == needle.as_slice())
 }
 
 #[cfg(test)]

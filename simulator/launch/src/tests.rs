@@ -240,10 +240,10 @@ fn the_reference_speed_is_measured_once_unless_given() {
     assert!(choose_ref_speed(None, Some("fast"), &regular, never).is_err());
 }
 
-/// Issue 18, MPICH test suite (`init/session*`): a program that only uses MPI-4 sessions runs
-/// unchanged under the tracer but writes no trace; the message says why that may be.
+/// Issue 18, MPICH test suite (`init/session*`): a rank without a file names the calls that
+/// start the tracer, MPI-4 sessions included.
 #[test]
-fn a_missing_rank_file_names_sessions_as_a_cause() {
+fn a_missing_rank_file_names_the_calls_that_start_the_tracer() {
     let e = LaunchError::MissingRank {
         rank: 0,
         path: Path::new("t/rank-0.txt").to_path_buf(),
@@ -252,7 +252,67 @@ fn a_missing_rank_file_names_sessions_as_a_cause() {
     assert_eq!(
         e.to_string(),
         "rank 0 wrote no trace (t/rank-0.txt is missing): was the tracer preloaded, and does the \
-         program call MPI_Init or MPI_Init_thread? (programs using only MPI-4 sessions, \
-         MPI_Session_init, are not traced)"
+         program start MPI with MPI_Init, MPI_Init_thread or MPI_Session_init?"
     );
+}
+
+/// A sessions program (it imports `MPI_Session_init`) traced with a tracer library built
+/// without sessions (Open MPI 4.1's): the missing rank file is explained as such, naming both
+/// files and the build that supports it. With a tracer that exports the symbol, or a program
+/// that does not import it, the error is left as it is.
+#[test]
+fn a_sessions_program_with_a_tracer_without_sessions_is_explained() {
+    let dir = std::env::temp_dir().join(format!("timeless-sessions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (program, plain, with, without) = (
+        dir.join("prog"),
+        dir.join("plain"),
+        dir.join("with.so"),
+        dir.join("without.so"),
+    );
+    // Dynamic string tables: NUL-separated names.
+    std::fs::write(
+        &program,
+        b"\x7fELF..\0MPI_Comm_rank\0MPI_Session_init\0MPI_Send\0",
+    )
+    .unwrap();
+    std::fs::write(&plain, b"\x7fELF..\0MPI_Init\0MPI_Session_initialize\0").unwrap();
+    std::fs::write(&with, b"\0MPI_Session_finalize\0MPI_Session_init\0").unwrap();
+    std::fs::write(&without, b"\0MPI_Init\0MPI_Send\0").unwrap();
+    assert!(names_symbol(&program, "MPI_Session_init"));
+    assert!(
+        !names_symbol(&plain, "MPI_Session_init"),
+        "a longer name is not the symbol"
+    );
+    assert!(!names_symbol(&dir.join("absent"), "MPI_Session_init"));
+    let missing = || LaunchError::MissingRank {
+        rank: 0,
+        path: dir.join("rank-0.txt"),
+        source: std::io::Error::from(std::io::ErrorKind::NotFound),
+    };
+    let run = |program: &Path, preload: &Path| TracedRun {
+        out: dir.clone(),
+        profile_db: None,
+        flowgraph: None,
+        program: Some(program.to_path_buf()),
+        preload: preload.to_path_buf(),
+    };
+    let e = run(&program, &without).explain(missing());
+    assert!(matches!(e, LaunchError::SessionsNotSupported { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.starts_with(&format!(
+            "the program {} uses MPI-4 sessions (MPI_Session_init) but the tracer library {} was \
+             built against an MPI library without them",
+            program.display(),
+            without.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("MPICC=mpicc.mpich"), "{text}");
+    for (p, l) in [(&program, &with), (&plain, &without)] {
+        let e = run(p, l).explain(missing());
+        assert!(matches!(e, LaunchError::MissingRank { .. }), "{e}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

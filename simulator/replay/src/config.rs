@@ -39,6 +39,11 @@ pub struct ReplayConfig {
     pub grow_injected_times: bool,
     /// `smpi/simulate-computation` (yes): when off, `compute` actions take no time.
     pub simulate_computation: bool,
+    /// `timeless/poll-cpu-share` (0; a timeless extension, not a SimGrid key): a rank blocked
+    /// waiting for requests keeps this share of a core busy on its host, relative to a
+    /// computing rank (`Engine::start_poll`), as an MPI library's progress loop does on a
+    /// folded run. 0: waiting is free for the cores, as in SimGrid.
+    pub poll_cpu_share: f64,
     /// `smpi/<coll>` algorithm choices.
     pub colls: CollectiveConfig,
 }
@@ -61,6 +66,7 @@ impl Default for ReplayConfig {
             iprobe_cpu_usage: 1.0,
             grow_injected_times: true,
             simulate_computation: true,
+            poll_cpu_share: 0.0,
             colls: CollectiveConfig::default(),
         }
     }
@@ -171,6 +177,7 @@ impl ReplayConfig {
             "smpi/iprobe-cpu-usage" => self.iprobe_cpu_usage = parse_f64(key, value)?,
             "smpi/grow-injected-times" => self.grow_injected_times = parse_bool(key, value)?,
             "smpi/simulate-computation" => self.simulate_computation = parse_bool(key, value)?,
+            "timeless/poll-cpu-share" => self.poll_cpu_share = parse_f64(key, value)?,
             k if NO_EFFECT_KEYS.contains(&k) => return Ok(KeyEffect::Ignored),
             _ => {
                 return match self.colls.set(key, value) {

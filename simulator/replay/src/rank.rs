@@ -156,6 +156,9 @@ pub struct RankState {
     pub eof: bool,
     /// Test back-off multiplier (reference §4.4; per rank here, global in SimGrid 3.32).
     pub test_sleeps: u32,
+    /// The poll this rank runs on its host while blocked in [`Block::Requests`]
+    /// (`timeless/poll-cpu-share`).
+    pub poll: Option<ActivityId>,
     /// Probe back-off multiplier (per rank here, global in SimGrid 3.32).
     pub probe_sleeps: u32,
     /// Start date of the blocking activity.
@@ -199,6 +202,7 @@ impl RankState {
             default_dt: Datatype::BYTE,
             eof: false,
             test_sleeps: 1,
+            poll: None,
             probe_sleeps: 1,
             activity_start: 0.0,
             init_secs: 0.0,

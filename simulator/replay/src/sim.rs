@@ -897,6 +897,12 @@ impl<'p> Simulation<'p> {
             st.wait_last_match = now;
             st.block = Block::Requests;
             st.steps.push_front(Step::WaitNext);
+            if self.cfg.poll_cpu_share > 0.0 && st.poll.is_none() {
+                let host = st.host;
+                let a = self.engine.start_poll(host, self.cfg.poll_cpu_share);
+                self.set_owner(a, Owner::None);
+                self.ranks[r as usize].poll = Some(a);
+            }
         } else {
             self.ranks[r as usize].waiting.clear();
         }
@@ -1198,6 +1204,9 @@ impl<'p> Simulation<'p> {
         st.wait_secs += waited;
         st.comm_secs += (now - st.wait_start) - waited;
         st.block = Block::Running;
+        if let Some(p) = st.poll.take() {
+            self.engine.cancel(p);
+        }
         self.make_ready(r);
     }
 

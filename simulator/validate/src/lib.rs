@@ -29,6 +29,9 @@
 //! got (ranks polling in MPI calls while others compute, other processes). With `trace` the
 //! prediction does not depend on the reference speed at all (volumes and speed scale together).
 //!
+//! **Extra settings**: [`ValidateConfig::extra_cfg`] (`--cfg KEY:VALUE`) overrides the
+//! calibrations' `smpi.cfg` in every replay, to try a model change on the cases.
+//!
 //! **Tracer overhead**: as `timeless simulate`, the replay removes the tracer's per-event cost
 //! from the compute bursts (`trace-meta.json`, `timeless_compensate::CompensatedTrace`) unless
 //! `--no-compensation`; the table shows the error the other way too.
@@ -154,6 +157,9 @@ pub enum ValidateError {
     /// A replay setting was refused.
     #[error("{0}")]
     Config(String),
+    /// A setting of [`ValidateConfig::extra_cfg`] was refused (the message names it).
+    #[error("{0}")]
+    BadSetting(String),
 }
 
 impl From<PlatformError> for ValidateError {
@@ -181,7 +187,8 @@ impl ValidateError {
             | ValidateError::FoldCalibration(_)
             | ValidateError::NoHost
             | ValidateError::NoLauncher
-            | ValidateError::Deployment(_) => ErrorKind::Input,
+            | ValidateError::Deployment(_)
+            | ValidateError::BadSetting(_) => ErrorKind::Input,
             ValidateError::Launch(e) if e.kind() == launch::ErrorKind::Input => ErrorKind::Input,
             _ => ErrorKind::Other,
         }
@@ -229,6 +236,9 @@ pub struct ValidateConfig {
     pub source: SpeedSource,
     /// Remove the tracer's per-event overhead in the replay.
     pub compensate: bool,
+    /// SimGrid settings (`KEY:VALUE`) applied after each calibration's `smpi.cfg`, in every
+    /// replay (a model change tried on the cases without editing the calibration).
+    pub extra_cfg: Vec<String>,
     /// Directory written by `timeless calibrate network` (`platform.xml`, `smpi.cfg`,
     /// `hostfile`, optionally `fold<K>/`).
     pub calibration: PathBuf,
@@ -247,6 +257,7 @@ impl ValidateConfig {
             trace_fold: None,
             source: SpeedSource::Trace,
             compensate: true,
+            extra_cfg: Vec::new(),
             calibration,
             out,
         }
@@ -310,13 +321,20 @@ pub fn validate(
         }
     }
     let cal = &config.calibration;
-    let base = load_calibration(cal, "base", None).map_err(|e| ValidateError::Calibration {
+    let mut base = load_calibration(cal, "base", None).map_err(|e| ValidateError::Calibration {
         text: chain(&e),
         dir: cal.clone(),
     })?;
     let kernel_speed = platform_speed(&base.platform)?;
-    let folds = load_fold_calibrations(cal, kernel_speed)
+    let mut folds = load_fold_calibrations(cal, kernel_speed)
         .map_err(|e| ValidateError::FoldCalibration(chain(&e)))?;
+    for item in &config.extra_cfg {
+        for c in std::iter::once(&mut base).chain(folds.values_mut()) {
+            c.cfg
+                .set(item)
+                .map_err(|e| ValidateError::BadSetting(format!("--cfg {item}: {e}")))?;
+        }
+    }
     let (launcher, imp) = launch::find_launcher(None).map_err(|_| ValidateError::NoLauncher)?;
     let exe = std::env::current_exe()?;
     let preload = launch::find_preload(&exe)?;

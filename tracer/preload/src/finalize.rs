@@ -1,5 +1,6 @@
 //! `MPI_Finalize`, outside the table: besides its record it runs the end-of-run steps that are
-//! collective over `MPI_COMM_WORLD` (the merge of the online compression,
+//! collective over `MPI_COMM_WORLD` (in a sessions program, over the tracer's communicator of
+//! the `mpi://WORLD` process set, at the last `MPI_Session_finalize`: see `session`) (the merge of the online compression,
 //! [`crate::online::merge`], then the `--gather` of [`crate::gather`], which moves the merged
 //! `trace.tlg` with the other files), which every rank must reach, traced or not: a table wrapper passes the call straight to the library when tracing
 //! is off (paused, disabled by a failure, or nested), and a rank skipping a collective step would
@@ -16,7 +17,7 @@ use crate::runtime;
 /// What every rank does before the library's `MPI_Finalize`: the `finalize` record and the end
 /// of the trace when the call is traced, then the collective steps: the compression's merge
 /// (rank 0 writes `trace.tlg`), then the gather.
-fn before_finalize() {
+pub(crate) fn before_finalize() {
     if let Some(e) = runtime::enter() {
         let stash = runtime::pre::<Finalize, ()>(&e, &());
         runtime::post::<Finalize, ()>(&e, &(), stash, crate::mpi::SUCCESS, "MPI_Finalize");
@@ -46,8 +47,17 @@ fn before_finalize() {
 /// Called by the MPI program.
 #[no_mangle]
 pub unsafe extern "C" fn MPI_Finalize() -> c_int {
-    before_finalize();
+    at_mpi_finalize();
     mpi_sys::PMPI_Finalize()
+}
+
+/// The end of the world model: the end of the trace, unless the tracer was started by a
+/// session still open (it then ends at the last `MPI_Session_finalize`, see `session`).
+fn at_mpi_finalize() {
+    if crate::session::world_finalize_ends_trace() {
+        before_finalize();
+        crate::session::release_base();
+    }
 }
 
 static REAL_FINALIZE: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
@@ -60,7 +70,7 @@ unsafe fn fortran_finalize(ierr: *mut Fint) {
         }
         return;
     };
-    before_finalize();
+    at_mpi_finalize();
     // SAFETY: the library's `pmpi_finalize_(ierr)`.
     let real: unsafe extern "C" fn(*mut Fint) = std::mem::transmute(p);
     real(ierr);

@@ -319,8 +319,13 @@ fn env_flag(name: &str) -> bool {
     std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
-/// Whether MPI is initialised and not finalised (the gather needs a working library).
+/// Whether MPI is initialised and not finalised (the gather needs a working library). A
+/// sessions program's world model is never initialised: its private communicator (see
+/// `session`) is usable until the tracer releases it, after the gather.
 fn mpi_usable() -> bool {
+    if mpi::has_session_base() {
+        return true;
+    }
     let (mut init, mut fin) = (0, 0);
     // SAFETY: both may be called at any time; out-parameters are locals.
     unsafe {
@@ -340,7 +345,7 @@ pub fn at_finalize() {
     if !mpi_usable() {
         return;
     }
-    let world = mpi::comm_world();
+    let world = mpi::base_comm();
     let Some((rank, size)) = mpi::rank_size(world) else {
         return;
     };

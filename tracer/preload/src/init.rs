@@ -1,6 +1,7 @@
 //! `MPI_Init` and `MPI_Init_thread`, the two entry points outside the table: their Fortran
 //! bindings take no `argc`/`argv`. Each calls the library, then starts the tracer
-//! ([`crate::setup::start`]) if initialisation succeeded.
+//! ([`crate::setup::start`]) if initialisation succeeded and no `MPI_Session_init` started it
+//! already (see [`crate::session`]).
 
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::AtomicPtr;
@@ -17,6 +18,7 @@ use crate::setup::start;
 pub unsafe extern "C" fn MPI_Init(argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int {
     let ret = mpi_sys::PMPI_Init(argc, argv);
     if ret == crate::mpi::SUCCESS {
+        crate::session::world_initialised();
         start("MPI_Init");
     }
     ret
@@ -35,6 +37,7 @@ pub unsafe extern "C" fn MPI_Init_thread(
 ) -> c_int {
     let ret = mpi_sys::PMPI_Init_thread(argc, argv, required, provided);
     if ret == crate::mpi::SUCCESS {
+        crate::session::world_initialised();
         start("MPI_Init_thread");
     }
     ret
@@ -53,6 +56,7 @@ unsafe fn fortran_init(ierr: *mut Fint) {
     let real: unsafe extern "C" fn(*mut Fint) = std::mem::transmute(p);
     real(ierr);
     if *ierr == 0 {
+        crate::session::world_initialised();
         start("MPI_INIT");
     }
 }
@@ -67,6 +71,7 @@ unsafe fn fortran_init_thread(required: *mut Fint, provided: *mut Fint, ierr: *m
     let real: unsafe extern "C" fn(*mut Fint, *mut Fint, *mut Fint) = std::mem::transmute(p);
     real(required, provided, ierr);
     if *ierr == 0 {
+        crate::session::world_initialised();
         start("MPI_INIT_THREAD");
     }
 }

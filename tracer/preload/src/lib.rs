@@ -44,6 +44,10 @@
 //! * **Call sites** ([`callsite`], `TIMELESS_CALLSITES=1`): each action record of a call ends
 //!   with `@cs=<id>`, the program's return address found by unwinding, listed with its module
 //!   and offset in `callsites.txt` (rank 0, at `MPI_Finalize`).
+//! * **Sessions** ([`session`]): a program that starts MPI with `MPI_Session_init` (MPI-4) is
+//!   traced from its first session on, in the ranks of the `mpi://WORLD` process set, with a
+//!   session and communicator of the tracer's own for its collective steps, until its last
+//!   `MPI_Session_finalize`. Only built where `mpi.h` has sessions (MPICH 4).
 //! * **Gathering** ([`gather`], called from [`finalize`]): with `TIMELESS_GATHER_OUT`, the
 //!   ranks' files travel to rank 0's node over MPI (k-nomial tree) before `MPI_Finalize`.
 
@@ -67,6 +71,7 @@ pub mod parts;
 pub mod profile;
 pub mod record;
 pub mod runtime;
+pub mod session;
 pub mod setup;
 pub mod signals;
 pub mod stamps;

@@ -3,6 +3,7 @@
 //! constants, and small helpers that never call a traced (`MPI_*`) entry point.
 
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 pub use mpi_sys::{
     MPI_Comm, MPI_Datatype, MPI_Group, MPI_Message, MPI_Op, MPI_Request, MPI_Status,
@@ -62,6 +63,56 @@ pub fn handle_key<T: Copy>(h: T) -> u64 {
         )
     };
     out
+}
+
+/// A handle back from its [`handle_key`] (the inverse for a handle of at most 8 bytes).
+///
+/// # Safety
+/// `key` must come from `handle_key` of a `T`.
+pub(crate) unsafe fn from_key<T: Copy>(key: u64) -> T {
+    let mut h = std::mem::zeroed::<T>();
+    let n = std::mem::size_of::<T>().min(8);
+    std::ptr::copy_nonoverlapping(
+        &key as *const u64 as *const u8,
+        &mut h as *mut T as *mut u8,
+        n,
+    );
+    h
+}
+
+/// The tracer's private communicator of a sessions program (see `session`), as a handle key;
+/// `BASE_SET` says whether there is one.
+static BASE_KEY: AtomicU64 = AtomicU64::new(0);
+static BASE_SET: AtomicBool = AtomicBool::new(false);
+
+/// Makes `comm` the tracer's base communicator (a sessions program: built from the
+/// `mpi://WORLD` process set, see `session`), or `MPI_COMM_WORLD` again (`None`).
+pub fn set_base_comm(comm: Option<MPI_Comm>) {
+    match comm {
+        Some(c) => {
+            BASE_KEY.store(handle_key(c), Ordering::Release);
+            BASE_SET.store(true, Ordering::Release);
+        }
+        None => BASE_SET.store(false, Ordering::Release),
+    }
+}
+
+/// Whether the tracer runs on a private communicator of a sessions program rather than on
+/// `MPI_COMM_WORLD`.
+pub fn has_session_base() -> bool {
+    BASE_SET.load(Ordering::Acquire)
+}
+
+/// The communicator of the tracer's own collective steps (start-up exchange, end-of-run
+/// gathers): `MPI_COMM_WORLD`, or in a program that uses only MPI-4 sessions the tracer's
+/// private communicator of the `mpi://WORLD` process set (same ranks in the same order).
+pub fn base_comm() -> MPI_Comm {
+    if BASE_SET.load(Ordering::Acquire) {
+        // SAFETY: the key was made by `handle_key` of an `MPI_Comm` in `set_base_comm`.
+        unsafe { from_key(BASE_KEY.load(Ordering::Acquire)) }
+    } else {
+        comm_world()
+    }
 }
 
 pub fn comm_world() -> MPI_Comm {

@@ -10,7 +10,7 @@ use std::ffi::c_int;
 /// rank's part in rank order, or why there is none (a rank without a part, an MPI error, more
 /// than 2 GiB in all).
 pub fn gather(part: Option<Vec<u8>>) -> Option<Result<Vec<Vec<u8>>, String>> {
-    let (rank, size) = crate::mpi::rank_size(crate::mpi::comm_world())?;
+    let (rank, size) = crate::mpi::rank_size(crate::mpi::base_comm())?;
     let bytes = part.as_deref().unwrap_or(&[]);
     // Length -1 marks a rank without a part.
     let len: c_int = match &part {
@@ -29,7 +29,7 @@ pub fn gather(part: Option<Vec<u8>>) -> Option<Result<Vec<Vec<u8>>, String>> {
             1,
             mpi_sys::RSMPI_INT32_T,
             0,
-            crate::mpi::comm_world(),
+            crate::mpi::base_comm(),
         )
     } == crate::mpi::SUCCESS;
     let counts: Vec<c_int> = lens.iter().map(|&l| l.max(0)).collect();
@@ -54,7 +54,7 @@ pub fn gather(part: Option<Vec<u8>>) -> Option<Result<Vec<Vec<u8>>, String>> {
             displs.as_ptr(),
             mpi_sys::RSMPI_UINT8_T,
             0,
-            crate::mpi::comm_world(),
+            crate::mpi::base_comm(),
         )
     } == crate::mpi::SUCCESS;
     if rank != 0 {

@@ -302,7 +302,7 @@ pub fn at_finalize() {
     }
     let part = STASH.lock().unwrap_or_else(|p| p.into_inner()).take();
     gather_and_write(part, || {
-        let ranks = crate::mpi::rank_size(crate::mpi::comm_world()).map_or(0, |(_, s)| s as u32);
+        let ranks = crate::mpi::rank_size(crate::mpi::base_comm()).map_or(0, |(_, s)| s as u32);
         timeless_profile::RunMeta {
             source: timeless_profile::Source::Measured,
             program: command_line(),

@@ -1,7 +1,9 @@
-//! Tracer start-up, run by the `MPI_Init` wrappers once the library is initialised.
+//! Tracer start-up, run by the `MPI_Init` wrappers once the library is initialised (or by the
+//! first `MPI_Session_init` of a program that uses MPI-4 sessions, see `session`).
 //!
 //! Every rank measures its reference speed, its per-event overhead and its clock granularity,
-//! then all ranks exchange them with one `PMPI_Allgather` on `MPI_COMM_WORLD`; rank 0 writes the
+//! then all ranks exchange them with one `PMPI_Allgather` on `MPI_COMM_WORLD` (a sessions
+//! program: the tracer's communicator of the `mpi://WORLD` process set); rank 0 writes the
 //! list and metadata files. The exchange happens even when a rank could not open its trace file
 //! (that rank then runs untraced), so a local failure never leaves the others waiting.
 //!
@@ -84,17 +86,36 @@ pub fn trace_dir(rank: u32) -> PathBuf {
     PathBuf::from(out.replace("%r", &rank.to_string()))
 }
 
-/// Starts tracing; called once `MPI_Init` succeeded.
+/// Whether start-up ran (or was attempted) in this process.
+static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether start-up ran (or was attempted) in this process: the first of `MPI_Init`,
+/// `MPI_Init_thread` and `MPI_Session_init` starts the tracer, the others find it started.
+pub fn started() -> bool {
+    STARTED.load(std::sync::atomic::Ordering::Acquire)
+}
+
+/// Starts tracing, once per process; called once `MPI_Init` (or, in a sessions program, the
+/// first `MPI_Session_init`, see `session`) succeeded. Collective over [`mpi::base_comm`].
 pub fn start(what: &str) {
+    start_with(what, || Ok(()));
+}
+
+/// [`start`], after `prepare` (a sessions program: opening the tracer's own session and
+/// communicator, see `session`), both as tracer code; a failure of either disables tracing.
+pub fn start_with(what: &str, prepare: impl FnOnce() -> Result<(), Fail>) {
+    if STARTED.swap(true, std::sync::atomic::Ordering::AcqRel) {
+        return;
+    }
     runtime::guarded_startup(what, || {
-        if let Err(e) = try_start() {
+        if let Err(e) = prepare().and_then(|()| try_start(what)) {
             runtime::disable(&e.to_string());
         }
     });
 }
 
-fn try_start() -> Result<(), Fail> {
-    let world = mpi::comm_world();
+fn try_start(what: &str) -> Result<(), Fail> {
+    let world = mpi::base_comm();
     let (rank, size) = mpi::rank_size(world).ok_or_else(|| Fail::new("MPI_Comm_rank failed"))?;
     let (rank, size) = (rank as u32, size as u32);
     runtime::set_rank(i64::from(rank));
@@ -227,7 +248,7 @@ fn try_start() -> Result<(), Fail> {
     }
 
     let files = if rank == 0 && !profile_only && !graph_only {
-        let meta = metadata(&all, &cal, &volume, size, &dir);
+        let meta = metadata(&all, &cal, &volume, size, &dir, what);
         (if crate::online::text_enabled() {
             meta::write_list(&dir, size)
         } else {
@@ -278,6 +299,11 @@ fn try_start() -> Result<(), Fail> {
     t.note(format_args!(
         "{VERSION}: rank {rank} of {size}, SimGrid 3.32 time-independent format"
     ))?;
+    if mpi::has_session_base() {
+        t.note(format_args!(
+            "started by {what} (MPI-4 sessions): ranks are those of the mpi://WORLD process set"
+        ))?;
+    }
     match volume.flops_per_instruction {
         Some(ratio) => {
             counters::activate();
@@ -297,7 +323,7 @@ fn try_start() -> Result<(), Fail> {
         // The init record's site: the program's MPI_Init call (this runs inside its wrapper).
         t.capture_callsite();
     }
-    t.comms.get(world)?; // world is communicator 0
+    t.comms.reserve_world(size); // world is communicator 0
     t.rec(format_args!("init"))?;
     // On disk from the start: a rank killed at any later point leaves a valid prefix.
     t.flush_buffered()?;
@@ -504,6 +530,7 @@ fn metadata(
     volume: &ComputeVolume,
     size: u32,
     dir: &std::path::Path,
+    started_by: &str,
 ) -> Json {
     // Hosts in order of their first rank.
     let mut hosts: Vec<(String, Vec<usize>)> = Vec::new();
@@ -562,6 +589,15 @@ fn metadata(
         ),
         ("mpi_library", Json::str(lib)),
         ("mpi_version", Json::str(version)),
+        ("started_by", Json::str(started_by)),
+        (
+            "world",
+            Json::str(if mpi::has_session_base() {
+                "the mpi://WORLD process set of MPI-4 sessions (no MPI_Init): ranks are its ranks"
+            } else {
+                "MPI_COMM_WORLD"
+            }),
+        ),
         ("acquisition_mode", Json::str(mode)),
         (
             "volume_units",

@@ -146,6 +146,21 @@ impl CommTable {
         Ok(&self.map[&key])
     }
 
+    /// Describes `MPI_COMM_WORLD` as communicator 0 of `size` ranks without asking the library
+    /// (a sessions program may not touch it: its world model is not initialised).
+    pub fn reserve_world(&mut self, size: u32) {
+        if self.world.is_none() {
+            self.world = Some(CommInfo {
+                id: self.next_id,
+                peers: (0..size).collect(),
+                is_world: true,
+                is_inter: false,
+                defined: true,
+            });
+            self.next_id += 1;
+        }
+    }
+
     /// Registers `newcomm` as a new communicator with `parent`'s members (`MPI_Comm_idup`,
     /// whose result may not be used, hence not described, before the request completes).
     pub fn add_copy(&mut self, newcomm: MPI_Comm, parent: MPI_Comm) -> Result<(), Fail> {

@@ -269,7 +269,12 @@ pub fn name_all(logs: &[RankLog]) -> Result<Naming, NamingError> {
     let mut occ: Vec<HashMap<OccurrenceKey, u64>> = vec![HashMap::new(); n as usize];
     let mut waiting = vec![false; n as usize];
     let mut groups: BTreeMap<Key, Vec<Arrival>> = BTreeMap::new();
-    let mut seen: HashMap<Vec<u32>, usize> = HashMap::new();
+    // Communicators seen in use, by ordered members and the occurrence of that list among
+    // the rank's own seen ones (the trace's identity rule, tracer/preload/src/tracer.rs): two
+    // communicators of one rank with the same members (sessions programs make them from
+    // process sets) stay two.
+    let mut seen: HashMap<(Vec<u32>, u64), usize> = HashMap::new();
+    let mut seen_occ: Vec<HashMap<Vec<u32>, u64>> = vec![HashMap::new(); n as usize];
 
     loop {
         let mut progress = false;
@@ -278,8 +283,9 @@ pub fn name_all(logs: &[RankLog]) -> Result<Naming, NamingError> {
                 let e = next[r];
                 match &logs[r].events[e] {
                     Event::Seen(child) => {
-                        let mut key = child.members.clone();
-                        key.sort_unstable();
+                        let k = seen_occ[r].entry(child.members.clone()).or_insert(0);
+                        let key = (child.members.clone(), *k);
+                        *k += 1;
                         let g = *seen.entry(key).or_insert_with(|| {
                             let min = child.members.iter().min().copied().unwrap_or(0);
                             let name = unique(

@@ -203,6 +203,30 @@ fn seen_communicators_and_errors() {
     assert_eq!(names(&n), ["W", "U1.0", "U1.1"]);
     assert_eq!(n.comms[1].parent, None);
 
+    // A sessions program: two communicators made from process sets, seen in use, with the
+    // same members, {0, 1} in order then reversed, and a third {0, 1} in order again: three
+    // communicators, each rank's local ids 1, 2, 3 mapping to them alike (ordered members
+    // and occurrence index, as comm_def records are matched).
+    let seen = |local, members: &[u32]| {
+        Event::Seen(Child {
+            local,
+            members: members.to_vec(),
+        })
+    };
+    let rank_log = || RankLog {
+        events: vec![seen(1, &[0, 1]), seen(2, &[1, 0]), seen(3, &[0, 1])],
+    };
+    let n = name_all(&[rank_log(), rank_log()]).unwrap();
+    assert_eq!(n.comms.len(), 4, "{:?}", names(&n));
+    assert_eq!(n.comms[1].members, [0, 1]);
+    assert_eq!(n.comms[2].members, [1, 0]);
+    assert_eq!(n.comms[3].members, [0, 1]);
+    for r in 0..2 {
+        assert_eq!(n.local[r].get(&1), Some(&1));
+        assert_eq!(n.local[r].get(&2), Some(&2));
+        assert_eq!(n.local[r].get(&3), Some(&3));
+    }
+
     // A parent never defined.
     let bad = vec![RankLog {
         events: vec![made(Dup, 5, 1, &[0])],

@@ -9,11 +9,12 @@
 //! folded run do: `timeless calibrate network --fold K` runs K ranks per core this way).
 //! Rank 0 writes CSV `op,size_bytes,time_secs`, one row per timed
 //! repetition (the calibration takes medians):
-//! * `pingpong`: round trip `MPI_Send` + `MPI_Recv` against `MPI_Recv` + `MPI_Send`, on rank 0;
+//! * `pingpong`: round trip `MPI_Send` + `MPI_Recv` against `MPI_Recv` + `MPI_Send`, on rank 0,
+//!   sent from one buffer and received into another (as OSU's and IMB's ping-pongs);
 //! * `exchange`: both ranks post `MPI_Irecv` and `MPI_Isend` of the same size to each other and
 //!   wait for both (`MPI_Sendrecv`'s pattern), every measuring rank at once after a barrier:
-//!   concurrent flows, two per pair, whose time per exchange on rank 0 tells how they share the
-//!   bandwidth;
+//!   concurrent flows, two per pair, whose time per exchange (the longest of the measuring
+//!   ranks' own times) tells how they share the bandwidth;
 //! * `exchange_ranks`: one row whose size is the number of ranks that exchanged at once (the
 //!   number of concurrent flows; 2 unless `--busy-pairs`);
 //! * `send`: `MPI_Send` while rank 1 posts its receive `late` later (rendezvous sizes wait for
@@ -203,22 +204,33 @@ fn main() {
         // Every measuring pair starts the size together: with --busy-pairs, pairs out of step
         // would measure small sizes against another pair's multi-MiB transfers.
         measuring.barrier();
-        // Ping-pong.
+        // Ping-pong: sent from `msg`, received into `incoming`, as the OSU and Intel MPI
+        // benchmarks do (separate send and receive buffers) and as applications exchange data.
+        // Receiving into the buffer just sent (echoing the data back) made every copy write
+        // lines the peer's core had just read or written: at 32 KiB - 1 MiB the one-way time
+        // doubled (vader's single copy, CMA) and an exchange took half a one-way message
+        // (README, "Concurrent flows").
         for r in 0..opts.warmup + reps {
             let t0 = mpi::time();
             if rank == 0 {
                 peer.send(&msg[..]);
-                peer.receive_into(&mut msg[..]);
+                peer.receive_into(&mut incoming[..size]);
                 if r >= opts.warmup {
                     rows.push(("pingpong", size, mpi::time() - t0));
                 }
             } else {
-                peer.receive_into(&mut msg[..]);
+                peer.receive_into(&mut incoming[..size]);
                 peer.send(&msg[..]);
             }
         }
         // Exchange: both directions at once, every measuring rank at the same time (after a
-        // barrier), timed on rank 0.
+        // barrier). One exchange lasts the longest of the measuring ranks' own times (from its
+        // barrier exit to both completions), as a replay's lasts until its last rank is done.
+        // Rank 0's own time was bimodal in folded runs: leaving the barrier last, it found its
+        // partner's message already there (4 ranks per core, 96 B: 0.3 us in 25 of 30
+        // repetitions, 9-10 us in the others).
+        let root = measuring.process_at_rank(0);
+        let longest_of_all = mpi::collective::SystemOperation::max();
         for r in 0..opts.warmup + reps {
             measuring.barrier();
             let t0 = mpi::time();
@@ -228,8 +240,15 @@ fn main() {
                 recv.wait();
                 send.wait();
             });
-            if rank == 0 && r >= opts.warmup {
-                rows.push(("exchange", size, mpi::time() - t0));
+            let own = mpi::time() - t0;
+            if measuring.rank() == 0 {
+                let mut longest = 0.0f64;
+                root.reduce_into_root(&own, &mut longest, longest_of_all);
+                if r >= opts.warmup {
+                    rows.push(("exchange", size, longest));
+                }
+            } else {
+                root.reduce_into(&own, longest_of_all);
             }
         }
         // MPI_Send with a late receiver: the first call alone (does it wait?), then the mean of

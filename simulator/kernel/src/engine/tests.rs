@@ -81,6 +81,44 @@ fn sleep_uses_no_cpu() {
     assert_eq!(out, vec![(x, 1.0), (s, 3.0)]);
 }
 
+/// A poll of share w next to an execution on one core leaves it 1/(1 + w) of the core; on two
+/// cores it takes the idle one and slows nothing. It never ends, and cancelling it gives the
+/// core back: 1 Gflop with a poll of share 1 for the first second (0.5 Gflop done), alone
+/// after: done at 1.5 s.
+#[test]
+fn polls_share_the_cores_until_cancelled() {
+    for (cores, share, expected) in [(1, 0.5, 1.5), (1, 1.0, 2.0), (2, 1.0, 1.0)] {
+        let mut e = Engine::new(NetworkConfig::default());
+        let c = e.add_cpu(1e9, cores);
+        let x = e.start_exec(c, 1e9);
+        e.start_poll(c, share);
+        let out = run_to_end(&mut e);
+        assert_eq!(out.len(), 1, "the poll never ends");
+        assert_eq!(out[0].0, x);
+        assert!(
+            rel(out[0].1, expected) < 1e-12,
+            "{cores} cores, share {share}: {}",
+            out[0].1
+        );
+        assert_eq!(e.in_progress(), 1, "the poll is still there");
+    }
+    let mut e = Engine::new(NetworkConfig::default());
+    let c = e.add_cpu(1e9, 1);
+    let x = e.start_exec(c, 1e9);
+    let p = e.start_poll(c, 1.0);
+    let s = e.start_sleep(1.0);
+    let mut done = Vec::new();
+    assert!(e.step(&mut done));
+    assert_eq!((done.as_slice(), e.now()), ([s].as_slice(), 1.0));
+    e.cancel(p);
+    assert_eq!(e.in_progress(), 1);
+    let out = run_to_end(&mut e);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].0, x);
+    assert!(rel(out[0].1, 1.5) < 1e-12, "{}", out[0].1);
+    assert_eq!(e.in_progress(), 0);
+}
+
 /// Incremental and full re-solves give the same dates on a contended mix.
 #[test]
 fn full_and_incremental_solves_agree() {

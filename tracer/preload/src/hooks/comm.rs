@@ -109,6 +109,34 @@ creation!(
     CartSub((MPI_Comm, Ints, *mut MPI_Comm)).2 => None, Kind::CartSub
 );
 
+/// `comm_create_from_group` (MPI-4 sessions, called by the group's members only): the
+/// `comm_def` only, as `comm_create`. The group may come from a process set of any session;
+/// its members are written in the ranks of `mpi://WORLD` (see `session`).
+#[cfg(mpi_sessions)]
+pub struct CommFromGroup;
+#[cfg(mpi_sessions)]
+type FromGroupArgs = (
+    MPI_Group,
+    *const std::ffi::c_char,
+    mpi_sys::MPI_Info,
+    mpi_sys::MPI_Errhandler,
+    *mut MPI_Comm,
+);
+#[cfg(mpi_sessions)]
+impl Hook<FromGroupArgs> for CommFromGroup {
+    type Stash = ();
+    fn post(t: &mut Tracer, a: &FromGroupArgs, _: ()) -> Result<(), Fail> {
+        // SAFETY: output of a successful call.
+        let nc = unsafe { *a.4 };
+        if nc == mpi::comm_null() {
+            return Ok(());
+        }
+        // A handle may be reused after MPI_Comm_free: describe the new communicator afresh.
+        t.comms.forget(nc);
+        t.comm(nc).map(drop)
+    }
+}
+
 /// `comm_idup`: SimGrid's `comm_dup` and the `comm_def` of the new communicator when the call
 /// is posted, in creation order like the other ranks. Its members are the parent's: the new
 /// handle may not be used (so not asked for its group) before the request completes, whose

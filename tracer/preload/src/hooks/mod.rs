@@ -28,8 +28,8 @@
 //! * reductions carry 0 flops (their arithmetic is inside MPI, excluded from bursts).
 //! * `comm_split`, `comm_split_type` → SimGrid's no-op `comm_split`, `comm_dup` → `comm_dup`,
 //!   each followed by the new communicator's `comm_def`; `comm_create`, `comm_create_group`,
-//!   `cart_create`, `cart_sub`, `graph_create`, `dist_graph_create(_adjacent)` → the `comm_def`
-//!   only.
+//!   `cart_create`, `cart_sub`, `graph_create`, `dist_graph_create(_adjacent)` and (MPI-4
+//!   sessions, see [`crate::session`]) `comm_create_from_group` → the `comm_def` only.
 //! * collectives on intercommunicators → a comment.
 //! * `alltoallw` → `alltoallv` in bytes (each peer's count × its datatype's size).
 //! * `comm_idup` → `comm_dup` and the new communicator's `comm_def` (its members are the

@@ -145,8 +145,8 @@ impl PrivateComm {
         // SAFETY: zeroed handle filled by MPI_Comm_dup; world is valid until MPI_Finalize ends.
         unsafe {
             let mut c = std::mem::zeroed::<MPI_Comm>();
-            if mpi_sys::PMPI_Comm_dup(mpi::comm_world(), &mut c) != mpi::SUCCESS {
-                return Err("MPI_Comm_dup of MPI_COMM_WORLD failed".into());
+            if mpi_sys::PMPI_Comm_dup(mpi::base_comm(), &mut c) != mpi::SUCCESS {
+                return Err("MPI_Comm_dup of the world communicator failed".into());
             }
             mpi_sys::PMPI_Comm_set_errhandler(c, mpi_sys::RSMPI_ERRORS_RETURN);
             Ok(PrivateComm(c))

@@ -130,9 +130,13 @@ pub fn start(rank: u32, size: u32, dir: &Path) -> Option<OnlineEncoder> {
         text: env_flag("TIMELESS_TEXT").unwrap_or(true),
         verbose: env_flag("TIMELESS_COMPRESS_VERBOSE").unwrap_or(false),
     };
-    if let Err(e) = merge::register_at_finalize() {
-        disabled_message(rank, &e);
-        return None;
+    // A sessions program has no MPI_COMM_SELF to hang the fallback on: its end of the run
+    // (`session`) always runs the merge itself.
+    if !crate::mpi::has_session_base() {
+        if let Err(e) = merge::register_at_finalize() {
+            disabled_message(rank, &e);
+            return None;
+        }
     }
     let _ = CONFIG.set(config);
     let enc = OnlineEncoder::new(rank, size, precision);
