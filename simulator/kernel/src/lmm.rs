@@ -450,18 +450,21 @@ impl System {
     /// elements of the solved component per bottleneck round.
     pub fn solve(&mut self) {
         self.touched.clear();
+        self.hubs.next_serial();
+        let mut charged_upto = 0;
         loop {
             self.solve_hubs();
-            let from = self.touched.len();
             let general = !self.modified.is_empty() || self.full_solve;
             if general {
                 self.solve_general();
             }
-            // A cut hub that binds again is put back: solve its component once more.
-            if !self.settle_cuts(from, general) {
+            // A hub cut or put back moves variables between hubs, and a cut hub that binds again
+            // must have its component solved once more: go on until nothing changes.
+            if !self.settle_cuts(&mut charged_upto, general) || self.full_solve {
                 break;
             }
         }
+        self.settle_group_events();
     }
 
     /// The general path: bottleneck filling of the components of the modified constraints.

@@ -96,9 +96,8 @@ impl ExactSum {
 pub(super) struct CnstReg {
     n_active: u32,
     n_unhubbed: u32,
-    /// (hub, members of that hub here, position in the hub's `neighbours` or `u32::MAX` for the
-    /// hub's own constraint), usually one entry.
-    hubs: Vec<(u32, u32, u32)>,
+    /// The hubs whose members use this constraint, usually one.
+    hubs: Vec<HubEntry>,
     /// Σ w/p of the registered variables with finite terms, while [`CnstReg::tracked`].
     usage: ExactSum,
     /// The hub this constraint is, if it is one.
@@ -111,6 +110,19 @@ pub(super) struct CnstReg {
     slot: u32,
     /// The constraint is a hub cut from its component (`cut`): the general path ignores it.
     pub(super) cut: bool,
+}
+
+/// One hub's members on a constraint ([`CnstReg::hubs`]).
+#[derive(Debug, Clone, Copy)]
+struct HubEntry {
+    hub: u32,
+    /// How many of the hub's members use the constraint.
+    members: u32,
+    /// Position of the constraint in the hub's `neighbours`, `u32::MAX` for the hub's own.
+    pos: u32,
+    /// While the constraint is a cut hub: Σ w/p of the hub's members here that are in its group
+    /// (their load is the group's share times this, `cut`).
+    grouped: ExactSum,
 }
 
 /// No hub (in [`CnstReg::exception_of`]).
@@ -183,11 +195,17 @@ struct Hub {
     bound_floor: f64,
     dirty: bool,
     changed: bool,
-    /// The hub is cut from its component (`cut`), with this load Σ w·x of its members.
+    /// The hub is cut from its component (`cut`), with this load Σ w·x of the variables on it
+    /// that are in no group (the groups' part is in [`HubEntry::grouped`]).
     cut: bool,
     load: ExactSum,
     /// Listed in `Hubs::cut_check` since the last check.
     check: bool,
+    /// The cut constraints that this hub's members use: their loads follow its share.
+    cut_neighbours: Vec<u32>,
+    /// The [`Hubs::serial`] of the last solve that put this hub back: it is not cut again in
+    /// that solve (so that a solve always ends).
+    uncut_serial: u32,
 }
 
 impl Default for Hub {
@@ -208,6 +226,8 @@ impl Default for Hub {
             cut: false,
             load: ExactSum::default(),
             check: false,
+            cut_neighbours: Vec::new(),
+            uncut_serial: 0,
         }
     }
 }
@@ -232,6 +252,15 @@ pub(super) struct Hubs {
     fixes: Vec<(u32, f64)>,
     /// Cut hubs whose load changed since the last check.
     cut_check: Vec<u32>,
+    /// Cut hubs that a variable using no other live constraint joined: put back before the
+    /// hubs are evaluated.
+    uncut_pending: Vec<u32>,
+    /// Counts the calls of [`System::solve`] (for [`Hub::uncut_serial`]).
+    serial: u32,
+    /// Test statistics: cuts, hubs put back, variables moved to another hub by a cut or an
+    /// uncut, and evaluations in the group regime of a hub with cut neighbours.
+    #[cfg(test)]
+    pub(super) stats: [u64; 4],
 }
 
 impl Default for Hubs {
@@ -251,13 +280,25 @@ impl Default for Hubs {
             work: Vec::new(),
             fixes: Vec::new(),
             cut_check: Vec::new(),
+            uncut_pending: Vec::new(),
+            serial: 0,
+            #[cfg(test)]
+            stats: [0; 4],
         }
     }
 }
 
 impl Hubs {
     pub(super) fn has_pending(&self) -> bool {
-        !self.pending.is_empty() || !self.dirty.is_empty() || !self.count_dirty.is_empty()
+        !self.pending.is_empty()
+            || !self.dirty.is_empty()
+            || !self.count_dirty.is_empty()
+            || !self.uncut_pending.is_empty()
+    }
+
+    /// A new [`System::solve`] begins.
+    pub(super) fn next_serial(&mut self) {
+        self.serial = self.serial.wrapping_add(1);
     }
 
     fn mark_dirty(&mut self, h: u32) {
@@ -323,6 +364,26 @@ impl System {
         &self.hubs.changed
     }
 
+    /// Makes the events of a solve consistent for the caller, whatever happened in between: a
+    /// variable is listed in [`System::group_joined`] once, only if it ends the solve in a
+    /// group, and in [`System::touched`] only if it does not (a solve may give a variable a
+    /// value, then put it in a group when a hub is cut).
+    pub(super) fn settle_group_events(&mut self) {
+        if self.hubs.joined.is_empty() {
+            return;
+        }
+        let epoch = self.next_epoch();
+        let vars = &mut self.vars;
+        self.hubs.joined.retain(|&VarId(v)| {
+            let var = &mut vars[v as usize];
+            let keep = var.reg.in_group && var.mark != epoch;
+            var.mark = epoch;
+            keep
+        });
+        self.touched
+            .retain(|&VarId(v)| !vars[v as usize].reg.in_group);
+    }
+
     /// Forgets the group events once the caller has applied them.
     pub fn clear_group_events(&mut self) {
         self.hubs.joined.clear();
@@ -338,7 +399,7 @@ impl System {
     /// the group's and the general path must not solve it.
     pub(super) fn in_group_region(&self, c: u32) -> bool {
         let reg = &self.cnsts[c as usize].reg;
-        reg.hubs.len() == 1 && self.is_clean(c) && self.hubs.list[reg.hubs[0].0 as usize].fast
+        reg.hubs.len() == 1 && self.is_clean(c) && self.hubs.list[reg.hubs[0].hub as usize].fast
     }
 
     pub(super) fn want_registration(&mut self, v: u32) {
@@ -370,23 +431,26 @@ impl System {
     }
 
     /// Takes `c` out of its hubs' unclean counts before a change. (The hubs are marked dirty by
-    /// [`System::cnst_attach`], or by [`System::unregister`] for the one that leaves `c`.)
+    /// [`System::cnst_attach`], or by [`System::unregister`] for the one that leaves `c`.) A cut
+    /// constraint counts for no hub: it is out of their components (`cut`).
     fn cnst_detach(&mut self, c: u32) {
-        if self.is_clean(c) {
+        if self.is_clean(c) || self.cnsts[c as usize].reg.cut {
             return;
         }
-        for &(h, _, _) in &self.cnsts[c as usize].reg.hubs {
-            self.hubs.list[h as usize].unclean -= 1;
+        for e in &self.cnsts[c as usize].reg.hubs {
+            self.hubs.list[e.hub as usize].unclean -= 1;
         }
     }
 
     /// Puts `c` back into its hubs' unclean counts after a change, and lowers their offer
     /// floors to its offer.
     fn cnst_attach(&mut self, c: u32) {
-        let clean = self.is_clean(c);
-        let offer = self.offer(c);
+        let cut = self.cnsts[c as usize].reg.cut;
+        let clean = cut || self.is_clean(c);
+        let offer = if cut { f64::INFINITY } else { self.offer(c) };
         let exception_of = self.cnsts[c as usize].reg.exception_of;
-        for &(h, _, _) in &self.cnsts[c as usize].reg.hubs {
+        for e in &self.cnsts[c as usize].reg.hubs {
+            let h = e.hub;
             let hub = &mut self.hubs.list[h as usize];
             if !clean {
                 hub.unclean += 1;
@@ -450,13 +514,16 @@ impl System {
             match hub {
                 None if sign > 0 => reg.n_unhubbed += 1,
                 None => reg.n_unhubbed -= 1,
-                Some(h) => match reg.hubs.iter().position(|&(h2, _, _)| h2 == h) {
-                    Some(i) if sign > 0 => reg.hubs[i].1 += 1,
+                Some(h) => match reg.hubs.iter().position(|e| e.hub == h) {
+                    Some(i) if sign > 0 => reg.hubs[i].members += 1,
                     Some(i) => {
-                        reg.hubs[i].1 -= 1;
-                        if reg.hubs[i].1 == 0 {
-                            let pos = reg.hubs[i].2;
+                        reg.hubs[i].members -= 1;
+                        if reg.hubs[i].members == 0 {
+                            let pos = reg.hubs[i].pos;
                             reg.hubs.swap_remove(i);
+                            if reg.cut {
+                                self.forget_cut_neighbour(h, c);
+                            }
                             if pos != u32::MAX {
                                 self.remove_neighbour(h, pos);
                             }
@@ -471,7 +538,15 @@ impl System {
                             hub.neighbours.push(c);
                             hub.neighbours.len() as u32 - 1
                         };
-                        reg.hubs.push((h, 1, pos));
+                        reg.hubs.push(HubEntry {
+                            hub: h,
+                            members: 1,
+                            pos,
+                            grouped: ExactSum::default(),
+                        });
+                        if reg.cut {
+                            self.hubs.list[h as usize].cut_neighbours.push(c);
+                        }
                     }
                 },
             }
@@ -511,17 +586,34 @@ impl System {
         if self.cnsts[gone as usize].reg.exception_of == h {
             self.cnsts[gone as usize].reg.exception_of = NO_HUB;
             let i = hub.exceptions.iter().position(|&c| c == gone);
-            hub.exceptions.swap_remove(i.expect("an exception is listed by its hub"));
+            hub.exceptions
+                .swap_remove(i.expect("an exception is listed by its hub"));
         }
         let list = &mut hub.neighbours;
         list.swap_remove(pos as usize);
         if let Some(&moved) = list.get(pos as usize) {
             for e in self.cnsts[moved as usize].reg.hubs.iter_mut() {
-                if e.0 == h {
-                    e.2 = pos;
+                if e.hub == h {
+                    e.pos = pos;
                 }
             }
         }
+    }
+
+    /// The hub variable `v` would register with: the live (not cut) hub of smallest constraint
+    /// index among the constraints it uses with a positive weight, as (constraint, hub).
+    fn choose_hub(&self, v: u32) -> Option<(u32, u32)> {
+        let mut hub: Option<(u32, u32)> = None;
+        for &e in &self.vars[v as usize].elems {
+            let el = &self.elems[e as usize];
+            let reg = &self.cnsts[el.cnst as usize].reg;
+            if let Some(h) = reg.hub {
+                if el.weight > 0.0 && !reg.cut && hub.is_none_or(|(c, _)| el.cnst < c) {
+                    hub = Some((el.cnst, h));
+                }
+            }
+        }
+        hub
     }
 
     /// Registers active variable `v`: chooses its hub and counts it on its constraints.
@@ -531,15 +623,8 @@ impl System {
         if !var.alive || p <= 0.0 || var.reg.registered {
             return;
         }
-        let mut hub: Option<(u32, u32)> = None; // (constraint index, hub)
-        for &e in &var.elems {
-            let el = &self.elems[e as usize];
-            if let Some(h) = self.cnsts[el.cnst as usize].reg.hub {
-                if el.weight > 0.0 && hub.is_none_or(|(c, _)| el.cnst < c) {
-                    hub = Some((el.cnst, h));
-                }
-            }
-        }
+        let hub = self.choose_hub(v);
+        let var = &self.vars[v as usize];
         // Only a hub's members count in usages: a variable of no hub makes every tracked
         // constraint it uses unclean, so their offers do not matter while it is there.
         let fx = hub.is_some()
@@ -566,8 +651,42 @@ impl System {
             }
             self.hubs.mark_dirty(h);
             self.hubs.new_members.push(v);
-
         }
+    }
+
+    /// Registers the registered variables of constraint `c` for which `moves` holds again (a
+    /// hub was cut or put back: their hub changes, `cut`). Returns how many moved.
+    fn reregister_on(&mut self, c: u32, moves: impl Fn(&Self, u32) -> bool) -> usize {
+        let vars: Vec<u32> = self
+            .registered_on(c)
+            .into_iter()
+            .filter(|&v| moves(self, v))
+            .collect();
+        for &v in &vars {
+            self.unregister(v, false);
+        }
+        for &v in &vars {
+            self.register(v);
+        }
+        vars.len()
+    }
+
+    /// Puts variable `v` in its hub's group (`true`) or takes it out, keeping the group sums of
+    /// the cut constraints it uses (`cut`). Returns whether it changed.
+    fn set_in_group(&mut self, v: u32, in_group: bool) -> bool {
+        let reg = &mut self.vars[v as usize].reg;
+        if reg.in_group == in_group {
+            return false;
+        }
+        reg.in_group = in_group;
+        let (h, p) = (reg.hub.expect("a group member has a hub"), reg.penalty);
+        for j in 0..self.vars[v as usize].elems.len() {
+            let e = self.vars[v as usize].elems[j];
+            if self.cnsts[self.elems[e as usize].cnst as usize].reg.cut {
+                self.cut_group_change(e, h, p, in_group);
+            }
+        }
+        true
     }
 
     /// Undoes [`System::register`]. A member of a group leaves it, listed in
@@ -579,10 +698,10 @@ impl System {
         }
         reg.registered = false;
         reg.excepted = false;
-        if std::mem::take(&mut reg.in_group) && !removed {
+        let hub = reg.hub;
+        if self.set_in_group(v, false) && !removed {
             self.hubs.left.push(VarId(v));
         }
-        let hub = reg.hub;
         if let Some(h) = hub {
             self.hubs.mark_dirty(h);
             if self.hubs.list[h as usize].fast {
@@ -676,6 +795,7 @@ impl System {
         counted.clear();
         // Hub changes re-register variables, which counts their constraints again: keep those.
         recycle(&mut self.hubs.count_dirty, counted);
+        self.process_uncut_pending();
         let mut dirty = std::mem::take(&mut self.hubs.dirty);
         for &h in &dirty {
             self.hubs.list[h as usize].dirty = false;
@@ -690,7 +810,7 @@ impl System {
             let reg = &self.vars[v as usize].reg;
             let Some(h) = reg.hub else { continue };
             if reg.registered && !reg.in_group && !reg.excepted && self.hubs.list[h as usize].fast {
-                self.vars[v as usize].reg.in_group = true;
+                self.set_in_group(v, true);
                 self.hubs.joined.push(VarId(v));
                 self.hubs.mark_changed(h);
             }
@@ -712,9 +832,9 @@ impl System {
                 if !was_fast {
                     self.hubs.list[h as usize].fast = true;
                     for v in self.registered_on(c) {
-                        let reg = &mut self.vars[v as usize].reg;
+                        let reg = &self.vars[v as usize].reg;
                         if reg.hub == Some(h) && !reg.in_group && !reg.excepted {
-                            reg.in_group = true;
+                            self.set_in_group(v, true);
                             self.hubs.joined.push(VarId(v));
                         }
                     }
@@ -723,15 +843,18 @@ impl System {
                 if hub.share != m || !was_fast {
                     hub.share = m;
                     self.hubs.mark_changed(h);
+                    self.check_cut_neighbours(h);
+                }
+                #[cfg(test)]
+                if !self.hubs.list[h as usize].cut_neighbours.is_empty() {
+                    self.hubs.stats[3] += 1;
                 }
             }
             None if was_fast => {
                 self.hubs.list[h as usize].fast = false;
                 self.clear_hub_solution(h);
                 for v in self.registered_on(c) {
-                    let reg = &mut self.vars[v as usize].reg;
-                    if reg.in_group {
-                        reg.in_group = false;
+                    if self.set_in_group(v, false) {
                         self.hubs.left.push(VarId(v));
                     }
                 }

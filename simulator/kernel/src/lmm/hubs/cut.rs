@@ -35,7 +35,7 @@
 //! alone; the load changes by −1.25e8 and B stays cut.
 
 use super::super::{Sharing, System};
-use super::ExactSum;
+use super::{usage_term, ExactSum, NO_HUB};
 
 /// Relative room a cut hub keeps below its capacity (rounding of the loads is ~1e-16).
 pub(super) const CUT_MARGIN: f64 = 1e-9;
@@ -49,10 +49,54 @@ impl System {
 
     /// The hub of cut constraint `c`.
     fn cut_hub(&self, c: u32) -> u32 {
-        self.cnsts[c as usize].reg.hub.expect("a cut constraint is a hub")
+        self.cnsts[c as usize]
+            .reg
+            .hub
+            .expect("a cut constraint is a hub")
     }
 
-    /// Hub `h` is no longer cut (its elements' charges are forgotten).
+    /// Lists cut hub `h` for the load check at the end of the solve.
+    fn mark_cut_check(&mut self, h: u32) {
+        let hub = &mut self.hubs.list[h as usize];
+        if !hub.check {
+            hub.check = true;
+            self.hubs.cut_check.push(h);
+        }
+    }
+
+    /// Hub `h`'s share changed: the loads of the cut constraints its members use change too.
+    pub(super) fn check_cut_neighbours(&mut self, h: u32) {
+        for i in 0..self.hubs.list[h as usize].cut_neighbours.len() {
+            let c = self.hubs.list[h as usize].cut_neighbours[i];
+            self.mark_cut_check(self.cut_hub(c));
+        }
+    }
+
+    /// Cut constraint `c` is no longer used by hub `h`'s members.
+    pub(super) fn forget_cut_neighbour(&mut self, h: u32, c: u32) {
+        let list = &mut self.hubs.list[h as usize].cut_neighbours;
+        if let Some(i) = list.iter().position(|&c2| c2 == c) {
+            list.swap_remove(i);
+        }
+    }
+
+    /// The load Σ w·x of cut hub `h`: its charged elements, and the groups' members at their
+    /// groups' shares.
+    fn cut_load(&self, h: u32) -> f64 {
+        let hub = &self.hubs.list[h as usize];
+        let mut load = hub.load;
+        for e in &self.cnsts[hub.cnst as usize].reg.hubs {
+            let g = &self.hubs.list[e.hub as usize];
+            if g.fast {
+                load.add(g.share * e.grouped.value());
+            }
+        }
+        load.value()
+    }
+
+    /// Hub `h` is no longer cut (its elements' charges are forgotten), and the variables on it
+    /// that it would have as members move back to it. Not called while a variable is being
+    /// registered (see [`System::cut_registration`]).
     pub(super) fn uncut(&mut self, h: u32) {
         if !self.hubs.list[h as usize].cut {
             return;
@@ -62,27 +106,88 @@ impl System {
         let hub = &mut self.hubs.list[h as usize];
         hub.cut = false;
         hub.load = ExactSum::default();
+        hub.uncut_serial = self.hubs.serial;
         self.cnsts[b as usize].reg.cut = false;
         self.cnst_attach(b);
         for k in 0..self.cnsts[b as usize].elems.len() {
             let e = self.cnsts[b as usize].elems[k];
             self.elems[e as usize].charged = 0.0;
         }
+        for i in 0..self.cnsts[b as usize].reg.hubs.len() {
+            let entry = &mut self.cnsts[b as usize].reg.hubs[i];
+            entry.grouped = ExactSum::default();
+            let g = entry.hub;
+            self.forget_cut_neighbour(g, b);
+        }
+        #[cfg(test)]
+        {
+            self.hubs.stats[1] += 1;
+        }
+        if self.cnsts[b as usize].reg.hub.is_some() {
+            let _moved = self.reregister_on(b, |s, v| {
+                s.choose_hub(v).map(|(_, h2)| h2) != s.vars[v as usize].reg.hub
+            });
+            #[cfg(test)]
+            {
+                self.hubs.stats[2] += _moved as u64;
+            }
+        }
+    }
+
+    /// Puts back the cut hubs that a variable using no other live constraint joined.
+    pub(super) fn process_uncut_pending(&mut self) {
+        while let Some(h) = self.hubs.uncut_pending.pop() {
+            if self.hubs.list[h as usize].cut {
+                let b = self.hubs.list[h as usize].cnst;
+                self.uncut(h);
+                self.modified.push(b);
+                self.hubs.mark_dirty(h);
+            }
+        }
     }
 
     /// Variable `v` registers (`sign > 0`) or unregisters on the cut constraint of its element
-    /// `e`: an unregistering one is discharged; a registering one that uses no other
-    /// constraint puts the hub back.
+    /// `e`: an unregistering one is discharged; a registering one is charged its current value,
+    /// unless it uses no other constraint: the hub must then be put back (deferred to
+    /// [`System::process_uncut_pending`], the registration being under way).
     pub(super) fn cut_registration(&mut self, v: u32, e: u32, sign: i32) {
         let c = self.elems[e as usize].cnst;
         let h = self.cut_hub(c);
         if sign < 0 {
             let charged = std::mem::take(&mut self.elems[e as usize].charged);
             self.hubs.list[h as usize].load.add(-charged);
+            self.mark_cut_check(h);
         } else if !self.limited_elsewhere(v, c) {
-            self.uncut(h);
-            self.modified.push(c);
+            self.hubs.uncut_pending.push(h);
+        } else if !self.vars[v as usize].reg.in_group {
+            let charge = self.elems[e as usize].weight * self.vars[v as usize].value;
+            let old = std::mem::replace(&mut self.elems[e as usize].charged, charge);
+            self.hubs.list[h as usize].load.add(charge - old);
+            self.mark_cut_check(h);
         }
+    }
+
+    /// Member `v` (penalty `p`) of hub `g` joins (`in_group`) or leaves `g`'s group, with its
+    /// element `e` on a cut constraint: its part of the load moves between the element's charge
+    /// and the group's sum there.
+    pub(super) fn cut_group_change(&mut self, e: u32, g: u32, p: f64, in_group: bool) {
+        let el = self.elems[e as usize];
+        let h = self.cut_hub(el.cnst);
+        let term = usage_term(el.weight, p).expect("a group member has finite terms");
+        let reg = &mut self.cnsts[el.cnst as usize].reg;
+        let entry = reg
+            .hubs
+            .iter_mut()
+            .find(|entry| entry.hub == g)
+            .expect("a member is counted on its constraints");
+        if in_group {
+            entry.grouped.add(term);
+            let charged = std::mem::take(&mut self.elems[e as usize].charged);
+            self.hubs.list[h as usize].load.add(-charged);
+        } else {
+            entry.grouped.add(-term);
+        }
+        self.mark_cut_check(h);
     }
 
     /// Whether variable `v` uses a constraint other than `b`, not cut, with a positive weight
@@ -94,14 +199,16 @@ impl System {
         })
     }
 
-    /// After the general path: charges the elements on cut hubs of the variables it gave values
-    /// to (the touched variables from `from` on), cuts the hubs of its components that do not
-    /// bind (if `solved_set`), and puts back the cut hubs that bind now. Returns `true` if one
-    /// was put back: its component must then be solved again.
-    pub(crate) fn settle_cuts(&mut self, from: usize, solved_set: bool) -> bool {
-        for i in from..self.touched.len() {
+    /// After the general path (or the hubs alone): charges the elements on cut hubs of the
+    /// variables given values since `charged_upto` in [`System::touched`], cuts the hubs of the
+    /// solved components that do not bind (if `solved_set`), and puts back the cut hubs that
+    /// bind now. Returns `true` if the solve must go on: a hub was put back (its component must
+    /// be solved again) or variables moved to other hubs (to be evaluated).
+    pub(crate) fn settle_cuts(&mut self, charged_upto: &mut usize, solved_set: bool) -> bool {
+        for i in *charged_upto..self.touched.len() {
             let v = self.touched[i].0 as usize;
-            if !self.vars[v].reg.registered {
+            let reg = &self.vars[v].reg;
+            if !reg.registered || reg.in_group {
                 continue;
             }
             let value = self.vars[v].value;
@@ -114,14 +221,11 @@ impl System {
                 let charge = el.weight * value;
                 self.elems[e as usize].charged = charge;
                 let h = self.cut_hub(el.cnst);
-                let hub = &mut self.hubs.list[h as usize];
-                hub.load.add(charge - el.charged);
-                if !hub.check {
-                    hub.check = true;
-                    self.hubs.cut_check.push(h);
-                }
+                self.hubs.list[h as usize].load.add(charge - el.charged);
+                self.mark_cut_check(h);
             }
         }
+        *charged_upto = self.touched.len();
         if solved_set {
             for i in 0..self.set.len() {
                 let c = self.set[i];
@@ -130,7 +234,6 @@ impl System {
                 }
             }
         }
-        let mut uncut_any = false;
         let mut check = std::mem::take(&mut self.hubs.cut_check);
         for &h in &check {
             let hub = &mut self.hubs.list[h as usize];
@@ -140,26 +243,25 @@ impl System {
             }
             let b = hub.cnst;
             let cap = self.cnsts[b as usize].capacity;
-            if !(hub.load.value() <= cap * (1.0 - CUT_MARGIN)) {
+            if !(self.cut_load(h) <= cap * (1.0 - CUT_MARGIN)) {
                 self.uncut(h);
                 self.modified.push(b);
                 self.hubs.mark_dirty(h);
-                uncut_any = true;
             }
         }
         check.clear();
         if self.hubs.cut_check.is_empty() {
             self.hubs.cut_check = check;
         }
-        uncut_any
+        !self.modified.is_empty() || self.hubs.has_pending()
     }
 
     /// Cuts hub `h` if its constraint is shared, not in the group regime, every active variable
     /// on it uses another constraint, and the values the general path just gave them load it
-    /// below the margin.
+    /// below the margin. Its members then register with their next live hub.
     fn try_cut(&mut self, h: u32) {
         let hub = &self.hubs.list[h as usize];
-        if !hub.alive || hub.fast || hub.cut {
+        if !hub.alive || hub.fast || hub.cut || hub.uncut_serial == self.hubs.serial {
             return;
         }
         let b = hub.cnst;
@@ -174,6 +276,7 @@ impl System {
             if !var.reg.registered || !self.limited_elsewhere(el.var, b) {
                 return;
             }
+            debug_assert!(!var.reg.in_group, "a solved component has no group member");
             load.add(el.weight * var.value);
         }
         if !(load.value() <= cn.capacity * (1.0 - CUT_MARGIN)) {
@@ -181,7 +284,16 @@ impl System {
         }
         for k in 0..self.cnsts[b as usize].n_active as usize {
             let e = self.cnsts[b as usize].elems[k] as usize;
-            self.elems[e].charged = self.elems[e].weight * self.vars[self.elems[e].var as usize].value;
+            self.elems[e].charged =
+                self.elems[e].weight * self.vars[self.elems[e].var as usize].value;
+        }
+        // An exception of a hub leaves its list: a cut constraint is out of every component.
+        let owner = self.cnsts[b as usize].reg.exception_of;
+        if owner != NO_HUB {
+            self.cnsts[b as usize].reg.exception_of = NO_HUB;
+            let list = &mut self.hubs.list[owner as usize].exceptions;
+            let i = list.iter().position(|&c| c == b);
+            list.swap_remove(i.expect("an exception is listed by its hub"));
         }
         self.cnst_detach(b);
         let hub = &mut self.hubs.list[h as usize];
@@ -189,5 +301,15 @@ impl System {
         hub.load = load;
         self.cnsts[b as usize].reg.cut = true;
         self.cnst_attach(b);
+        for i in 0..self.cnsts[b as usize].reg.hubs.len() {
+            let g = self.cnsts[b as usize].reg.hubs[i].hub;
+            self.hubs.list[g as usize].cut_neighbours.push(b);
+        }
+        let _moved = self.reregister_on(b, |s, v| s.vars[v as usize].reg.hub == Some(h));
+        #[cfg(test)]
+        {
+            self.hubs.stats[0] += 1;
+            self.hubs.stats[2] += _moved as u64;
+        }
     }
 }

@@ -51,7 +51,7 @@ impl System {
     pub(super) fn hub_solution(&mut self, h: u32) -> Option<f64> {
         let hub = &self.hubs.list[h as usize];
         let cn = &self.cnsts[hub.cnst as usize];
-        if hub.unclean != 0 || !self.is_clean(hub.cnst) || cn.reg.hubs[0].0 != h {
+        if hub.unclean != 0 || !self.is_clean(hub.cnst) || cn.reg.hubs[0].hub != h {
             return None;
         }
         let usage = cn.reg.usage.value();
@@ -73,7 +73,7 @@ impl System {
             let mut added = false;
             for i in 0..self.hubs.list[h as usize].neighbours.len() {
                 let c = self.hubs.list[h as usize].neighbours[i];
-                if self.cnsts[c as usize].reg.exception_of == h {
+                if self.cnsts[c as usize].reg.exception_of == h || self.cnsts[c as usize].reg.cut {
                     continue;
                 }
                 let offer = self.offer(c);
@@ -215,19 +215,18 @@ impl System {
         let mut now = Vec::with_capacity(self.hubs.fixes.len());
         for i in 0..self.hubs.fixes.len() {
             let (v, x) = self.hubs.fixes[i];
-            let var = &mut self.vars[v as usize];
-            var.value = x;
-            if std::mem::take(&mut var.reg.in_group) {
+            self.vars[v as usize].value = x;
+            if self.set_in_group(v, false) {
                 self.hubs.left.push(VarId(v));
             }
-            var.reg.excepted = true;
+            self.vars[v as usize].reg.excepted = true;
             self.touched.push(VarId(v));
             now.push(v);
         }
         for &v in &previous {
-            let reg = &mut self.vars[v as usize].reg;
+            let reg = &self.vars[v as usize].reg;
             if reg.registered && reg.hub == Some(h) && !reg.excepted && !reg.in_group {
-                reg.in_group = true;
+                self.set_in_group(v, true);
                 self.hubs.joined.push(VarId(v));
             }
         }
@@ -246,4 +245,3 @@ impl System {
         }
     }
 }
-
