@@ -38,6 +38,12 @@
 //! departures then cost O(their own elements), and the engine advances the group in one virtual
 //! time. When the certificate fails the component goes back to bottleneck filling, so results
 //! never depend on it (proptests compare both with a full solve after random sequences).
+//! A hub may also let a few neighbours that offer less than its share be filled first
+//! (`hubs/exceptions.rs`), and a hub that does not bind is **cut** from its component
+//! (`hubs/cut.rs`): its variables then belong to their next hub. Example: in a 4096-rank
+//! allreduce hundreds of flows go into rank 0 through the backbone; the backbone has capacity
+//! to spare and is cut, and the flows' next hub, rank 0's link, holds them in one group, where
+//! before every arrival re-solved rank 0's link and the senders' links (about 560 constraints).
 //!
 //! Flows in their latency phase are variables of penalty 0: they keep their elements (so that
 //! activation costs O(their elements)) but take no part in a solve. Each constraint therefore

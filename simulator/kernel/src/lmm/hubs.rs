@@ -9,7 +9,9 @@
 //! # The certificate
 //! A **hub** is a SHARED constraint B with many active variables (at least `hub_on`, 32 by
 //! default; it stops being one below `hub_off`, 8). Each active variable belongs to at most one
-//! hub: the hub of smallest constraint index among the constraints it uses with a positive weight.
+//! hub, its **registered** hub: the hub of smallest constraint index among the constraints it
+//! uses with a positive weight, leaving out cut hubs (`cut`: a variable whose hub is cut moves to
+//! the next one, and back when the hub is put back).
 //! Let N(B) be the constraints used by B's members. If
 //! 1. every constraint of N(B), B included, is *clean*: SHARED, and every active variable on it is
 //!    a member of B (so B's members form a component of their own);

@@ -19,26 +19,62 @@
 //!
 //! So when the general path has solved a component containing a hub B loaded below the margin,
 //! B is **cut**: the general path no longer enters it (neither from the modified list nor
-//! through its variables); each element on B keeps the `w·x` it contributes (*charged* when a
-//! solve gives its variable a value, discharged when the variable leaves) and the hub their
-//! exact sum, its **load**. After each solve a cut hub whose load has reached the margin is
-//! **uncut** and its component solved again in the same [`System::solve`], B included; so is a
-//! cut hub that a variable using no other constraint joins. A cut constraint is unclean for
-//! the group regime of its neighbours (its load would not follow their share).
+//! through its variables), and it is out of every other hub's certificate (neither unclean nor
+//! an offer nor an exception: the system it leaves is the one x solves). After each solve a cut
+//! hub whose load has reached the margin is **uncut** (put back) and its component solved again
+//! in the same [`System::solve`], B included; so is a cut hub that a variable using no other
+//! live constraint joins.
+//!
+//! # The members move to their next hub
+//! B's members would otherwise stay in no group while B is cut: a variable's registered hub is
+//! the live hub of smallest index among its constraints (parent module), and cutting B leaves
+//! the one of B's members with a positive weight on another hub — typically the link into a
+//! collective's root, which every flow of a gather crosses after the backbone — to that hub.
+//! So when B is cut its members register again, with their next live hub, whose certificate
+//! (with exceptions) may then hold: their component is solved in the group regime. When B is
+//! put back, the variables on it whose registered hub has a larger index than B register with
+//! B again. Each move costs O(elements of the variable), as the cut or uncut itself already
+//! costs O(variables on B).
+//!
+//! # The load of a cut hub
+//! B's load `Σ w·x` is kept exactly in two parts. A variable in no group has its `w·x`
+//! *charged* on its element (when a solve gives it a value, or it registers) and discharged
+//! when it leaves or joins a group; the hub keeps the exact sum of the charges. The members of
+//! a hub g in the group regime run at `share_g / p`, so their part is `share_g · Σ w/p` over
+//! them: each hub's entry on B keeps that sum (updated when a member joins or leaves the
+//! group), and a change of g's share lists B for the check (`Hub::cut_neighbours`). The check
+//! sums the charges and, per hub on B, `share · Σ w/p`: O(hubs on B), not O(variables on B).
 //!
 //! # Worked example
-//! A backbone B (C = 2.25e9 B/s) and 125 MB/s private links; 280 flows into host 0 (weight 1 on
-//! its down link D, 0.05 on its up link), 10 other flows between other hosts. D gives the 280
-//! flows 1.25e8 / 280.5 ≈ 4.5e5 B/s each, the 10 others get their private links' 1.25e8 / 1.05
-//! ≈ 1.19e8 B/s: B's load is 280 × 4.5e5 × 1.05 + 10 × 1.19e8 × 1.05 ≈ 1.38e9 < 2.25e9, so B is
-//! cut. A flow ending between hosts 7 and 9 is then re-solved with their four private links
-//! alone; the load changes by −1.25e8 and B stays cut.
+//! Backbone B (C = 250, the hub of smallest index), root link D (C = 100), private links P_i
+//! (C = 100); hubs from 4 variables (the test `cut_backbone_moves_members_to_the_root_link_and_back`).
+//! Flows f1..f4 go P_i → B → D and g goes P5 → B → P6 (w = p = 1). All five register with B,
+//! whose filling fails (D and the private links offer less than B's share and take all its
+//! members first), so the general path solves: D gives f_i 100/4 = 25, P5 and P6 give g 100.
+//! B's load is 4 × 25 + 100 = 200 < 250: B is cut, f1..f4 register with D, whose neighbours
+//! P1..P4 offer 100 ≥ 25 (B being out of the certificate): a group of share 25, and B's load
+//! is the charge of g (100) plus 25 × Σ w/p of D's members on B (4): 200.
+//! f5 (P7 → B → D) arrives: it registers with D, share 100/5 = 20, load 100 + 20 × 5 = 200:
+//! no variable is re-solved. g2 (P8 → B → P9) arrives: the general path solves P8 and P9
+//! alone (g2 = 100), the load becomes 300 > 250, so B is put back and the seven flows on it
+//! register with B again; its filling takes D first (f_i = 20, D an exception), then B's level
+//! (250 − 100) / 2 = 75 < 100: g and g2 form B's group at 75, the general path's answer.
+//!
+//! At the 4096-rank allreduce the same happens with B the backbone and D rank 0's link:
+//! hundreds of flows of the linear and binomial phases go into rank 0, D binds, the backbone
+//! does not. Before the move D had no members (all were B's), and every arrival re-solved D
+//! and the senders' links (about 560 constraints) by bottleneck filling.
 
 use super::super::{Sharing, System};
 use super::{usage_term, ExactSum, NO_HUB};
 
 /// Relative room a cut hub keeps below its capacity (rounding of the loads is ~1e-16).
 pub(super) const CUT_MARGIN: f64 = 1e-9;
+
+/// Whether a load leaves the margin free on a constraint of capacity `cap` (`false` for NaN).
+fn below_margin(load: f64, cap: f64) -> bool {
+    load <= cap * (1.0 - CUT_MARGIN)
+}
 
 impl System {
     /// Whether constraint `c` is a hub cut from its component.
@@ -243,7 +279,7 @@ impl System {
             }
             let b = hub.cnst;
             let cap = self.cnsts[b as usize].capacity;
-            if !(self.cut_load(h) <= cap * (1.0 - CUT_MARGIN)) {
+            if !below_margin(self.cut_load(h), cap) {
                 self.uncut(h);
                 self.modified.push(b);
                 self.hubs.mark_dirty(h);
@@ -279,7 +315,7 @@ impl System {
             debug_assert!(!var.reg.in_group, "a solved component has no group member");
             load.add(el.weight * var.value);
         }
-        if !(load.value() <= cn.capacity * (1.0 - CUT_MARGIN)) {
+        if !below_margin(load.value(), cn.capacity) {
             return;
         }
         for k in 0..self.cnsts[b as usize].n_active as usize {

@@ -61,7 +61,7 @@ impl System {
         }
         loop {
             let m = self.fill_exceptions(h)?;
-            if !(m.is_finite() && m > 0.0) || !self.bounds_allow(h, m) {
+            if !(m.is_finite() && m > 0.0 && self.bounds_allow(h, m)) {
                 return None;
             }
             if self.hubs.list[h as usize].offer_floor >= m {
