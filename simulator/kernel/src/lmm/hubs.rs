@@ -259,6 +259,8 @@ pub(super) struct Hubs {
     uncut_pending: Vec<u32>,
     /// Counts the calls of [`System::solve`] (for [`Hub::uncut_serial`]).
     serial: u32,
+    /// How many hubs are cut (none: the cut bookkeeping is skipped).
+    n_cut: u32,
     /// Test statistics: cuts, hubs put back, variables moved to another hub by a cut or an
     /// uncut, and evaluations in the group regime of a hub with cut neighbours.
     #[cfg(test)]
@@ -284,6 +286,7 @@ impl Default for Hubs {
             cut_check: Vec::new(),
             uncut_pending: Vec::new(),
             serial: 0,
+            n_cut: 0,
             #[cfg(test)]
             stats: [0; 4],
         }
@@ -681,6 +684,9 @@ impl System {
             return false;
         }
         reg.in_group = in_group;
+        if self.hubs.n_cut == 0 {
+            return true;
+        }
         let (h, p) = (reg.hub.expect("a group member has a hub"), reg.penalty);
         for j in 0..self.vars[v as usize].elems.len() {
             let e = self.vars[v as usize].elems[j];

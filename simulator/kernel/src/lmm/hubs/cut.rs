@@ -143,6 +143,7 @@ impl System {
         hub.cut = false;
         hub.load = ExactSum::default();
         hub.uncut_serial = self.hubs.serial;
+        self.hubs.n_cut -= 1;
         self.cnsts[b as usize].reg.cut = false;
         self.cnst_attach(b);
         for k in 0..self.cnsts[b as usize].elems.len() {
@@ -241,7 +242,13 @@ impl System {
     /// bind now. Returns `true` if the solve must go on: a hub was put back (its component must
     /// be solved again) or variables moved to other hubs (to be evaluated).
     pub(crate) fn settle_cuts(&mut self, charged_upto: &mut usize, solved_set: bool) -> bool {
-        for i in *charged_upto..self.touched.len() {
+        // (Only the elements on cut hubs are charged.)
+        let from = if self.hubs.n_cut == 0 {
+            self.touched.len()
+        } else {
+            *charged_upto
+        };
+        for i in from..self.touched.len() {
             let v = self.touched[i].0 as usize;
             let reg = &self.vars[v].reg;
             if !reg.registered || reg.in_group {
@@ -335,6 +342,7 @@ impl System {
         let hub = &mut self.hubs.list[h as usize];
         hub.cut = true;
         hub.load = load;
+        self.hubs.n_cut += 1;
         self.cnsts[b as usize].reg.cut = true;
         self.cnst_attach(b);
         for i in 0..self.cnsts[b as usize].reg.hubs.len() {
