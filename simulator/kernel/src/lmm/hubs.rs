@@ -10,8 +10,8 @@
 //! A **hub** is a SHARED constraint B with many active variables (at least `hub_on`, 32 by
 //! default; it stops being one below `hub_off`, 8). Each active variable belongs to at most one
 //! hub, its **registered** hub: the hub of smallest constraint index among the constraints it
-//! uses with a positive weight, leaving out cut hubs (`cut`: a variable whose hub is cut moves to
-//! the next one, and back when the hub is put back).
+//! uses with a positive weight, leaving out cut hubs unless all its hubs are cut (`cut`: a
+//! variable whose hub is cut moves to the next live one, and back when the hub is put back).
 //! Let N(B) be the constraints used by B's members. If
 //! 1. every constraint of N(B), B included, is *clean*: SHARED, and every active variable on it is
 //!    a member of B (so B's members form a component of their own);
@@ -605,20 +605,24 @@ impl System {
         }
     }
 
-    /// The hub variable `v` would register with: the live (not cut) hub of smallest constraint
-    /// index among the constraints it uses with a positive weight, as (constraint, hub).
+    /// The hub variable `v` would register with, as (constraint, hub): the live (not cut) hub
+    /// of smallest constraint index among the constraints it uses with a positive weight, else
+    /// the cut one of smallest index (a cut hub is not evaluated: its members are in no group,
+    /// but need not move when it is put back).
     fn choose_hub(&self, v: u32) -> Option<(u32, u32)> {
-        let mut hub: Option<(u32, u32)> = None;
+        let mut live: Option<(u32, u32)> = None;
+        let mut cut: Option<(u32, u32)> = None;
         for &e in &self.vars[v as usize].elems {
             let el = &self.elems[e as usize];
             let reg = &self.cnsts[el.cnst as usize].reg;
             if let Some(h) = reg.hub {
-                if el.weight > 0.0 && !reg.cut && hub.is_none_or(|(c, _)| el.cnst < c) {
-                    hub = Some((el.cnst, h));
+                let best = if reg.cut { &mut cut } else { &mut live };
+                if el.weight > 0.0 && best.is_none_or(|(c, _)| el.cnst < c) {
+                    *best = Some((el.cnst, h));
                 }
             }
         }
-        hub
+        live.or(cut)
     }
 
     /// Registers active variable `v`: chooses its hub and counts it on its constraints.

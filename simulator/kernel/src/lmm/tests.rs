@@ -744,12 +744,13 @@ fn cut_paths_are_exercised() {
 /// P_i → B → D, g goes P5 → B → P6, all of weight 1 and penalty 1.
 /// 1. All five register with B (smallest index). Bottleneck filling: D offers 100/4 = 25,
 ///    P5 and P6 100, B 250/5 = 50: f_i = 25; then P5/P6 100 against B (250 − 100)/1 = 150:
-///    g = 100. B carries 4 × 25 + 100 = 200 < 250: B is cut, f1..f4 move to D, whose
+///    g = 100. B carries 4 × 25 + 100 = 200 < 250: B is cut, f1..f4 move to D (g, with no
+///    other hub, stays B's member, in no group), whose
 ///    neighbours P1..P4 offer 100 ≥ 25: a group of share 25.
 /// 2. f5 (P7 → B → D) joins D's group: share 100/5 = 20, B's load 5 × 20 + 100 = 200; nothing is
 ///    re-solved one by one.
 /// 3. g2 (P8 → B → P9) is solved without B: 100; B's load 300 > 250, so B is put back and
-///    everything on it moves back to B. Filling: D offers 20 < B's 250/7: f_i = 20, then B
+///    f1..f5 move back to B. Filling: D offers 20 < B's 250/7: f_i = 20, then B
 ///    (250 − 100)/2 = 75 < the private links' 100: g = g2 = 75 (B's group, D an exception).
 #[test]
 fn cut_backbone_moves_members_to_the_root_link_and_back() {

@@ -30,11 +30,14 @@
 //! the live hub of smallest index among its constraints (parent module), and cutting B leaves
 //! the one of B's members with a positive weight on another hub — typically the link into a
 //! collective's root, which every flow of a gather crosses after the backbone — to that hub.
-//! So when B is cut its members register again, with their next live hub, whose certificate
-//! (with exceptions) may then hold: their component is solved in the group regime. When B is
-//! put back, the variables on it whose registered hub has a larger index than B register with
-//! B again. Each move costs O(elements of the variable), as the cut or uncut itself already
-//! costs O(variables on B).
+//! So when B is cut its members that use another live hub register again, with the next one,
+//! whose certificate (with exceptions) may then hold: their component is solved in the group
+//! regime. The others stay B's members (a cut hub is not evaluated, so they are in no group),
+//! and so do variables arriving while B is cut with no live hub: a flow between two ordinary
+//! hosts does not move twice when a stencil's backbone is cut and put back at every
+//! iteration. When B is put back, the variables on it whose registered hub has a larger index
+//! than B register with B again. Each move costs O(elements of the variable), as the cut or
+//! uncut itself already costs O(variables on B).
 //!
 //! # The load of a cut hub
 //! B's load `Σ w·x` is kept exactly in two parts. A variable in no group has its `w·x`
@@ -52,13 +55,15 @@
 //! whose filling fails (D and the private links offer less than B's share and take all its
 //! members first), so the general path solves: D gives f_i 100/4 = 25, P5 and P6 give g 100.
 //! B's load is 4 × 25 + 100 = 200 < 250: B is cut, f1..f4 register with D, whose neighbours
-//! P1..P4 offer 100 ≥ 25 (B being out of the certificate): a group of share 25, and B's load
-//! is the charge of g (100) plus 25 × Σ w/p of D's members on B (4): 200.
+//! P1..P4 offer 100 ≥ 25 (B being out of the certificate): a group of share 25; g, with no
+//! other hub, stays B's member, solved by the general path on P5 and P6. B's load is the charge
+//! of g (100) plus 25 × Σ w/p of D's members on B (4): 200.
 //! f5 (P7 → B → D) arrives: it registers with D, share 100/5 = 20, load 100 + 20 × 5 = 200:
-//! no variable is re-solved. g2 (P8 → B → P9) arrives: the general path solves P8 and P9
-//! alone (g2 = 100), the load becomes 300 > 250, so B is put back and the seven flows on it
-//! register with B again; its filling takes D first (f_i = 20, D an exception), then B's level
-//! (250 − 100) / 2 = 75 < 100: g and g2 form B's group at 75, the general path's answer.
+//! no variable is re-solved. g2 (P8 → B → P9) arrives: B's member (no live hub), solved by the
+//! general path on P8 and P9 alone (g2 = 100); the load becomes 300 > 250, so B is put back
+//! and f1..f5 register with B again; its filling takes D first (f_i = 20, D an exception),
+//! then B's level (250 − 100) / 2 = 75 < 100: g and g2 form B's group at 75, the general
+//! path's answer.
 //!
 //! At the 4096-rank allreduce the same happens with B the backbone and D rank 0's link:
 //! hundreds of flows of the linear and binomial phases go into rank 0, D binds, the backbone
@@ -349,7 +354,9 @@ impl System {
             let g = self.cnsts[b as usize].reg.hubs[i].hub;
             self.hubs.list[g as usize].cut_neighbours.push(b);
         }
-        let _moved = self.reregister_on(b, |s, v| s.vars[v as usize].reg.hub == Some(h));
+        let _moved = self.reregister_on(b, |s, v| {
+            s.vars[v as usize].reg.hub == Some(h) && s.choose_hub(v) != Some((b, h))
+        });
         #[cfg(test)]
         {
             self.hubs.stats[0] += 1;

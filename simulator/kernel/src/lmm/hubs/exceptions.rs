@@ -210,7 +210,7 @@ impl System {
     pub(super) fn apply_hub_solution(&mut self, h: u32) {
         let previous = std::mem::take(&mut self.hubs.list[h as usize].excepted_vars);
         for &v in &previous {
-            self.vars[v as usize].reg.excepted = false;
+            self.unexcept(h, v);
         }
         let mut now = Vec::with_capacity(self.hubs.fixes.len());
         for i in 0..self.hubs.fixes.len() {
@@ -241,7 +241,17 @@ impl System {
     /// path gives them their values).
     pub(super) fn clear_hub_solution(&mut self, h: u32) {
         for v in std::mem::take(&mut self.hubs.list[h as usize].excepted_vars) {
-            self.vars[v as usize].reg.excepted = false;
+            self.unexcept(h, v);
+        }
+    }
+
+    /// Variable `v`, listed among hub `h`'s excepted variables, is no longer excepted by `h`.
+    /// The list may be stale: `v` may have moved to another hub since (a hub cut or put back),
+    /// which may have excepted it in the same solve: its mark is then that hub's.
+    fn unexcept(&mut self, h: u32, v: u32) {
+        let reg = &mut self.vars[v as usize].reg;
+        if reg.registered && reg.hub == Some(h) {
+            reg.excepted = false;
         }
     }
 }
