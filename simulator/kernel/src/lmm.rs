@@ -38,6 +38,12 @@
 //! departures then cost O(their own elements), and the engine advances the group in one virtual
 //! time. When the certificate fails the component goes back to bottleneck filling, so results
 //! never depend on it (proptests compare both with a full solve after random sequences).
+//! A hub may also let a few neighbours that offer less than its share be filled first
+//! (`hubs/exceptions.rs`), and a hub that does not bind is **cut** from its component
+//! (`hubs/cut.rs`): its variables then belong to their next hub. Example: in a 4096-rank
+//! allreduce hundreds of flows go into rank 0 through the backbone; the backbone has capacity
+//! to spare and is cut, and the flows' next hub, rank 0's link, holds them in one group, where
+//! before every arrival re-solved rank 0's link and the senders' links (about 560 constraints).
 //!
 //! Flows in their latency phase are variables of penalty 0: they keep their elements (so that
 //! activation costs O(their elements)) but take no part in a solve. Each constraint therefore
@@ -109,6 +115,9 @@ struct Elem {
     weight: f64,
     /// Index of this element in its constraint's `elems`.
     pos: u32,
+    /// While its constraint is a cut hub: `w·x` of the variable there, counted in the hub's
+    /// load (`hubs::cut`).
+    charged: f64,
 }
 
 const NONE: u32 = u32::MAX;
@@ -222,6 +231,7 @@ impl System {
                     var: var.0,
                     weight,
                     pos: c.elems.len() as u32,
+                    charged: 0.0,
                 };
                 let id = match self.free_elems.pop() {
                     Some(i) => {
@@ -404,7 +414,7 @@ impl System {
         for &c in &modified {
             // A constraint whose variables all belong to a hub in the group regime was solved
             // by [`System::solve_hubs`] (see `hubs`): the general path leaves it alone.
-            if self.in_group_region(c) {
+            if self.in_group_region(c) || self.is_cut(c) {
                 continue;
             }
             let cn = &mut self.cnsts[c as usize];
@@ -432,7 +442,7 @@ impl System {
                 for j in 0..self.vars[v].elems.len() {
                     let c2 = self.elems[self.vars[v].elems[j] as usize].cnst;
                     let cn = &mut self.cnsts[c2 as usize];
-                    if cn.mark != epoch {
+                    if cn.mark != epoch && !cn.reg.cut {
                         cn.mark = epoch;
                         self.set.push(c2);
                     }
@@ -446,10 +456,25 @@ impl System {
     /// elements of the solved component per bottleneck round.
     pub fn solve(&mut self) {
         self.touched.clear();
-        self.solve_hubs();
-        if self.modified.is_empty() && !self.full_solve {
-            return;
+        self.hubs.next_serial();
+        let mut charged_upto = 0;
+        loop {
+            self.solve_hubs();
+            let general = !self.modified.is_empty() || self.full_solve;
+            if general {
+                self.solve_general();
+            }
+            // A hub cut or put back moves variables between hubs, and a cut hub that binds again
+            // must have its component solved once more: go on until nothing changes.
+            if !self.settle_cuts(&mut charged_upto, general) || self.full_solve {
+                break;
+            }
         }
+        self.settle_group_events();
+    }
+
+    /// The general path: bottleneck filling of the components of the modified constraints.
+    fn solve_general(&mut self) {
         self.collect();
         let epoch = self.next_epoch();
         self.light.clear();

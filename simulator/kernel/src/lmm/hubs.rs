@@ -9,7 +9,9 @@
 //! # The certificate
 //! A **hub** is a SHARED constraint B with many active variables (at least `hub_on`, 32 by
 //! default; it stops being one below `hub_off`, 8). Each active variable belongs to at most one
-//! hub: the hub of smallest constraint index among the constraints it uses with a positive weight.
+//! hub, its **registered** hub: the hub of smallest constraint index among the constraints it
+//! uses with a positive weight, leaving out cut hubs unless all its hubs are cut (`cut`: a
+//! variable whose hub is cut moves to the next live one, and back when the hub is put back).
 //! Let N(B) be the constraints used by B's members. If
 //! 1. every constraint of N(B), B included, is *clean*: SHARED, and every active variable on it is
 //!    a member of B (so B's members form a component of their own);
@@ -47,7 +49,9 @@
 //! completion dates need no update either.
 
 use super::{Sharing, System, VarId};
-use crate::precision::{double_positive, MAXMIN_PRECISION};
+
+mod cut;
+mod exceptions;
 
 /// A group: the members of one hub while it is in the group regime. The id of a hub, reused
 /// after the hub is dropped.
@@ -90,18 +94,56 @@ impl ExactSum {
 }
 
 /// Per-constraint bookkeeping of the registered (active) variables.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(super) struct CnstReg {
     n_active: u32,
     n_unhubbed: u32,
-    /// (hub, members of that hub here, position in the hub's `neighbours` or `u32::MAX` for the
-    /// hub's own constraint), usually one entry.
-    hubs: Vec<(u32, u32, u32)>,
+    /// The hubs whose members use this constraint, usually one.
+    hubs: Vec<HubEntry>,
     /// Σ w/p of the registered variables with finite terms, while [`CnstReg::tracked`].
     usage: ExactSum,
     /// The hub this constraint is, if it is one.
     hub: Option<u32>,
     count_dirty: bool,
+    /// The hub whose exceptions this constraint is in ([`NO_HUB`] if none): its offer is then
+    /// left out of that hub's offer floor.
+    exception_of: u32,
+    /// This constraint's index in the work list of the hub filling in progress.
+    slot: u32,
+    /// The constraint is a hub cut from its component (`cut`): the general path ignores it.
+    pub(super) cut: bool,
+}
+
+/// One hub's members on a constraint ([`CnstReg::hubs`]).
+#[derive(Debug, Clone, Copy)]
+struct HubEntry {
+    hub: u32,
+    /// How many of the hub's members use the constraint.
+    members: u32,
+    /// Position of the constraint in the hub's `neighbours`, `u32::MAX` for the hub's own.
+    pos: u32,
+    /// While the constraint is a cut hub: Σ w/p of the hub's members here that are in its group
+    /// (their load is the group's share times this, `cut`).
+    grouped: ExactSum,
+}
+
+/// No hub (in [`CnstReg::exception_of`]).
+const NO_HUB: u32 = u32::MAX;
+
+impl Default for CnstReg {
+    fn default() -> Self {
+        CnstReg {
+            n_active: 0,
+            n_unhubbed: 0,
+            hubs: Vec::new(),
+            usage: ExactSum::default(),
+            hub: None,
+            count_dirty: false,
+            exception_of: NO_HUB,
+            slot: 0,
+            cut: false,
+        }
+    }
 }
 
 /// Puts the emptied buffer `spare` back into `list` unless `list` received new entries meanwhile.
@@ -129,6 +171,9 @@ pub(super) struct VarReg {
     penalty: f64,
     bp: Option<f64>,
     pub(super) in_group: bool,
+    /// Fixed by its hub's filling of the exceptions: the variable has a value of its own
+    /// while its hub is in the group regime.
+    excepted: bool,
     pending: bool,
 }
 
@@ -141,12 +186,28 @@ struct Hub {
     unclean: u32,
     /// The constraints of N(B) other than B.
     neighbours: Vec<u32>,
-    /// A lower bound of the offers C_c / Σ w/p of `neighbours` (+∞ when there are none).
+    /// The neighbours that may offer less than the share (the exceptions, module doc).
+    exceptions: Vec<u32>,
+    /// The variables the last filling fixed below the share.
+    excepted_vars: Vec<u32>,
+    /// A lower bound of the offers C_c / Σ w/p of the `neighbours` that are not exceptions
+    /// (+∞ when there are none).
     offer_floor: f64,
     /// A lower bound of the members' `b·p` (+∞ when none is bounded).
     bound_floor: f64,
     dirty: bool,
     changed: bool,
+    /// The hub is cut from its component (`cut`), with this load Σ w·x of the variables on it
+    /// that are in no group (the groups' part is in [`HubEntry::grouped`]).
+    cut: bool,
+    load: ExactSum,
+    /// Listed in `Hubs::cut_check` since the last check.
+    check: bool,
+    /// The cut constraints that this hub's members use: their loads follow its share.
+    cut_neighbours: Vec<u32>,
+    /// The [`Hubs::serial`] of the last solve that put this hub back: it is not cut again in
+    /// that solve (so that a solve always ends).
+    uncut_serial: u32,
 }
 
 impl Default for Hub {
@@ -158,10 +219,17 @@ impl Default for Hub {
             share: 0.0,
             unclean: 0,
             neighbours: Vec::new(),
+            exceptions: Vec::new(),
+            excepted_vars: Vec::new(),
             offer_floor: f64::INFINITY,
             bound_floor: f64::INFINITY,
             dirty: false,
             changed: false,
+            cut: false,
+            load: ExactSum::default(),
+            check: false,
+            cut_neighbours: Vec::new(),
+            uncut_serial: 0,
         }
     }
 }
@@ -180,6 +248,23 @@ pub(super) struct Hubs {
     joined: Vec<VarId>,
     left: Vec<VarId>,
     changed: Vec<GroupId>,
+    /// Scratch of the exceptions' filling: (constraint, remaining, usage), the hub first.
+    work: Vec<(u32, f64, f64)>,
+    /// Scratch of the exceptions' filling: (variable, value) fixed below the share.
+    fixes: Vec<(u32, f64)>,
+    /// Cut hubs whose load changed since the last check.
+    cut_check: Vec<u32>,
+    /// Cut hubs that a variable using no other live constraint joined: put back before the
+    /// hubs are evaluated.
+    uncut_pending: Vec<u32>,
+    /// Counts the calls of [`System::solve`] (for [`Hub::uncut_serial`]).
+    serial: u32,
+    /// How many hubs are cut (none: the cut bookkeeping is skipped).
+    n_cut: u32,
+    /// Test statistics: cuts, hubs put back, variables moved to another hub by a cut or an
+    /// uncut, and evaluations in the group regime of a hub with cut neighbours.
+    #[cfg(test)]
+    pub(super) stats: [u64; 4],
 }
 
 impl Default for Hubs {
@@ -196,13 +281,29 @@ impl Default for Hubs {
             joined: Vec::new(),
             left: Vec::new(),
             changed: Vec::new(),
+            work: Vec::new(),
+            fixes: Vec::new(),
+            cut_check: Vec::new(),
+            uncut_pending: Vec::new(),
+            serial: 0,
+            n_cut: 0,
+            #[cfg(test)]
+            stats: [0; 4],
         }
     }
 }
 
 impl Hubs {
     pub(super) fn has_pending(&self) -> bool {
-        !self.pending.is_empty() || !self.dirty.is_empty() || !self.count_dirty.is_empty()
+        !self.pending.is_empty()
+            || !self.dirty.is_empty()
+            || !self.count_dirty.is_empty()
+            || !self.uncut_pending.is_empty()
+    }
+
+    /// A new [`System::solve`] begins.
+    pub(super) fn next_serial(&mut self) {
+        self.serial = self.serial.wrapping_add(1);
     }
 
     fn mark_dirty(&mut self, h: u32) {
@@ -268,6 +369,26 @@ impl System {
         &self.hubs.changed
     }
 
+    /// Makes the events of a solve consistent for the caller, whatever happened in between: a
+    /// variable is listed in [`System::group_joined`] once, only if it ends the solve in a
+    /// group, and in [`System::touched`] only if it does not (a solve may give a variable a
+    /// value, then put it in a group when a hub is cut).
+    pub(super) fn settle_group_events(&mut self) {
+        if self.hubs.joined.is_empty() {
+            return;
+        }
+        let epoch = self.next_epoch();
+        let vars = &mut self.vars;
+        self.hubs.joined.retain(|&VarId(v)| {
+            let var = &mut vars[v as usize];
+            let keep = var.reg.in_group && var.mark != epoch;
+            var.mark = epoch;
+            keep
+        });
+        self.touched
+            .retain(|&VarId(v)| !vars[v as usize].reg.in_group);
+    }
+
     /// Forgets the group events once the caller has applied them.
     pub fn clear_group_events(&mut self) {
         self.hubs.joined.clear();
@@ -283,7 +404,7 @@ impl System {
     /// the group's and the general path must not solve it.
     pub(super) fn in_group_region(&self, c: u32) -> bool {
         let reg = &self.cnsts[c as usize].reg;
-        reg.hubs.len() == 1 && self.is_clean(c) && self.hubs.list[reg.hubs[0].0 as usize].fast
+        reg.hubs.len() == 1 && self.is_clean(c) && self.hubs.list[reg.hubs[0].hub as usize].fast
     }
 
     pub(super) fn want_registration(&mut self, v: u32) {
@@ -308,31 +429,38 @@ impl System {
 
     fn is_clean(&self, c: u32) -> bool {
         let cn = &self.cnsts[c as usize];
-        cn.sharing == Sharing::Shared && cn.reg.n_unhubbed == 0 && cn.reg.hubs.len() == 1
+        cn.sharing == Sharing::Shared
+            && cn.reg.n_unhubbed == 0
+            && cn.reg.hubs.len() == 1
+            && !cn.reg.cut
     }
 
     /// Takes `c` out of its hubs' unclean counts before a change. (The hubs are marked dirty by
-    /// [`System::cnst_attach`], or by [`System::unregister`] for the one that leaves `c`.)
+    /// [`System::cnst_attach`], or by [`System::unregister`] for the one that leaves `c`.) A cut
+    /// constraint counts for no hub: it is out of their components (`cut`).
     fn cnst_detach(&mut self, c: u32) {
-        if self.is_clean(c) {
+        if self.is_clean(c) || self.cnsts[c as usize].reg.cut {
             return;
         }
-        for &(h, _, _) in &self.cnsts[c as usize].reg.hubs {
-            self.hubs.list[h as usize].unclean -= 1;
+        for e in &self.cnsts[c as usize].reg.hubs {
+            self.hubs.list[e.hub as usize].unclean -= 1;
         }
     }
 
     /// Puts `c` back into its hubs' unclean counts after a change, and lowers their offer
     /// floors to its offer.
     fn cnst_attach(&mut self, c: u32) {
-        let clean = self.is_clean(c);
-        let offer = self.offer(c);
-        for &(h, _, _) in &self.cnsts[c as usize].reg.hubs {
+        let cut = self.cnsts[c as usize].reg.cut;
+        let clean = cut || self.is_clean(c);
+        let offer = if cut { f64::INFINITY } else { self.offer(c) };
+        let exception_of = self.cnsts[c as usize].reg.exception_of;
+        for e in &self.cnsts[c as usize].reg.hubs {
+            let h = e.hub;
             let hub = &mut self.hubs.list[h as usize];
             if !clean {
                 hub.unclean += 1;
             }
-            if hub.cnst != c {
+            if hub.cnst != c && exception_of != h {
                 hub.offer_floor = hub.offer_floor.min(offer);
             }
             self.hubs.mark_dirty(h);
@@ -362,6 +490,9 @@ impl System {
         for j in 0..self.vars[v as usize].elems.len() {
             let el = self.elems[self.vars[v as usize].elems[j] as usize];
             let c = el.cnst;
+            if self.cnsts[c as usize].reg.cut {
+                self.cut_registration(v, self.vars[v as usize].elems[j], sign);
+            }
             let reg = &mut self.cnsts[c as usize].reg;
             let tracked = reg.tracked();
             if !tracked && hub.is_none() {
@@ -388,13 +519,16 @@ impl System {
             match hub {
                 None if sign > 0 => reg.n_unhubbed += 1,
                 None => reg.n_unhubbed -= 1,
-                Some(h) => match reg.hubs.iter().position(|&(h2, _, _)| h2 == h) {
-                    Some(i) if sign > 0 => reg.hubs[i].1 += 1,
+                Some(h) => match reg.hubs.iter().position(|e| e.hub == h) {
+                    Some(i) if sign > 0 => reg.hubs[i].members += 1,
                     Some(i) => {
-                        reg.hubs[i].1 -= 1;
-                        if reg.hubs[i].1 == 0 {
-                            let pos = reg.hubs[i].2;
+                        reg.hubs[i].members -= 1;
+                        if reg.hubs[i].members == 0 {
+                            let pos = reg.hubs[i].pos;
                             reg.hubs.swap_remove(i);
+                            if reg.cut {
+                                self.forget_cut_neighbour(h, c);
+                            }
                             if pos != u32::MAX {
                                 self.remove_neighbour(h, pos);
                             }
@@ -409,7 +543,15 @@ impl System {
                             hub.neighbours.push(c);
                             hub.neighbours.len() as u32 - 1
                         };
-                        reg.hubs.push((h, 1, pos));
+                        reg.hubs.push(HubEntry {
+                            hub: h,
+                            members: 1,
+                            pos,
+                            grouped: ExactSum::default(),
+                        });
+                        if reg.cut {
+                            self.hubs.list[h as usize].cut_neighbours.push(c);
+                        }
                     }
                 },
             }
@@ -444,15 +586,43 @@ impl System {
 
     /// Takes the neighbour at `pos` out of hub `h`'s list; the last one takes its place.
     fn remove_neighbour(&mut self, h: u32, pos: u32) {
-        let list = &mut self.hubs.list[h as usize].neighbours;
+        let hub = &mut self.hubs.list[h as usize];
+        let gone = hub.neighbours[pos as usize];
+        if self.cnsts[gone as usize].reg.exception_of == h {
+            self.cnsts[gone as usize].reg.exception_of = NO_HUB;
+            let i = hub.exceptions.iter().position(|&c| c == gone);
+            hub.exceptions
+                .swap_remove(i.expect("an exception is listed by its hub"));
+        }
+        let list = &mut hub.neighbours;
         list.swap_remove(pos as usize);
         if let Some(&moved) = list.get(pos as usize) {
             for e in self.cnsts[moved as usize].reg.hubs.iter_mut() {
-                if e.0 == h {
-                    e.2 = pos;
+                if e.hub == h {
+                    e.pos = pos;
                 }
             }
         }
+    }
+
+    /// The hub variable `v` would register with, as (constraint, hub): the live (not cut) hub
+    /// of smallest constraint index among the constraints it uses with a positive weight, else
+    /// the cut one of smallest index (a cut hub is not evaluated: its members are in no group,
+    /// but need not move when it is put back).
+    fn choose_hub(&self, v: u32) -> Option<(u32, u32)> {
+        let mut live: Option<(u32, u32)> = None;
+        let mut cut: Option<(u32, u32)> = None;
+        for &e in &self.vars[v as usize].elems {
+            let el = &self.elems[e as usize];
+            let reg = &self.cnsts[el.cnst as usize].reg;
+            if let Some(h) = reg.hub {
+                let best = if reg.cut { &mut cut } else { &mut live };
+                if el.weight > 0.0 && best.is_none_or(|(c, _)| el.cnst < c) {
+                    *best = Some((el.cnst, h));
+                }
+            }
+        }
+        live.or(cut)
     }
 
     /// Registers active variable `v`: chooses its hub and counts it on its constraints.
@@ -462,15 +632,8 @@ impl System {
         if !var.alive || p <= 0.0 || var.reg.registered {
             return;
         }
-        let mut hub: Option<(u32, u32)> = None; // (constraint index, hub)
-        for &e in &var.elems {
-            let el = &self.elems[e as usize];
-            if let Some(h) = self.cnsts[el.cnst as usize].reg.hub {
-                if el.weight > 0.0 && hub.is_none_or(|(c, _)| el.cnst < c) {
-                    hub = Some((el.cnst, h));
-                }
-            }
-        }
+        let hub = self.choose_hub(v);
+        let var = &self.vars[v as usize];
         // Only a hub's members count in usages: a variable of no hub makes every tracked
         // constraint it uses unclean, so their offers do not matter while it is there.
         let fx = hub.is_some()
@@ -488,6 +651,7 @@ impl System {
         reg.penalty = p;
         reg.bp = bp;
         reg.in_group = false;
+        reg.excepted = false;
         self.apply_registration(v, 1);
         if let Some(h) = hub {
             if let Some(bp) = bp {
@@ -499,6 +663,44 @@ impl System {
         }
     }
 
+    /// Registers the registered variables of constraint `c` for which `moves` holds again (a
+    /// hub was cut or put back: their hub changes, `cut`). Returns how many moved.
+    fn reregister_on(&mut self, c: u32, moves: impl Fn(&Self, u32) -> bool) -> usize {
+        let vars: Vec<u32> = self
+            .registered_on(c)
+            .into_iter()
+            .filter(|&v| moves(self, v))
+            .collect();
+        for &v in &vars {
+            self.unregister(v, false);
+        }
+        for &v in &vars {
+            self.register(v);
+        }
+        vars.len()
+    }
+
+    /// Puts variable `v` in its hub's group (`true`) or takes it out, keeping the group sums of
+    /// the cut constraints it uses (`cut`). Returns whether it changed.
+    fn set_in_group(&mut self, v: u32, in_group: bool) -> bool {
+        let reg = &mut self.vars[v as usize].reg;
+        if reg.in_group == in_group {
+            return false;
+        }
+        reg.in_group = in_group;
+        if self.hubs.n_cut == 0 {
+            return true;
+        }
+        let (h, p) = (reg.hub.expect("a group member has a hub"), reg.penalty);
+        for j in 0..self.vars[v as usize].elems.len() {
+            let e = self.vars[v as usize].elems[j];
+            if self.cnsts[self.elems[e as usize].cnst as usize].reg.cut {
+                self.cut_group_change(e, h, p, in_group);
+            }
+        }
+        true
+    }
+
     /// Undoes [`System::register`]. A member of a group leaves it, listed in
     /// [`System::group_left`] unless the variable is being `removed`.
     pub(super) fn unregister(&mut self, v: u32, removed: bool) {
@@ -507,13 +709,16 @@ impl System {
             return;
         }
         reg.registered = false;
-        if std::mem::take(&mut reg.in_group) && !removed {
+        reg.excepted = false;
+        let hub = reg.hub;
+        if self.set_in_group(v, false) && !removed {
             self.hubs.left.push(VarId(v));
         }
-        let hub = reg.hub;
         if let Some(h) = hub {
             self.hubs.mark_dirty(h);
-            self.hubs.mark_changed(h);
+            if self.hubs.list[h as usize].fast {
+                self.hubs.mark_changed(h);
+            }
         }
         self.apply_registration(v, -1);
     }
@@ -561,61 +766,16 @@ impl System {
         }
         self.cnsts[c as usize].reg.hub = None;
         let hub = &mut self.hubs.list[h as usize];
-        debug_assert!(hub.neighbours.is_empty() && hub.unclean == 0);
+        debug_assert!(hub.neighbours.is_empty() && hub.exceptions.is_empty() && hub.unclean == 0);
+        hub.excepted_vars.clear();
         hub.alive = false;
         hub.fast = false;
+        self.uncut(h);
         self.hubs.free.push(h);
         for &v in &vars {
             self.register(v);
         }
         self.modified.push(c);
-    }
-
-    /// The share of hub `h` if the three conditions of the module doc hold.
-    fn fast_share(&mut self, h: u32) -> Option<f64> {
-        let hub = &self.hubs.list[h as usize];
-        let hub_cnst = hub.cnst;
-        let cn = &self.cnsts[hub.cnst as usize];
-        if hub.unclean != 0 || !self.is_clean(hub.cnst) || cn.reg.hubs[0].0 != h {
-            return None;
-        }
-        let usage = cn.reg.usage.value();
-        let cap = cn.capacity;
-        if usage.is_nan() || usage <= 0.0 || !double_positive(cap, cap * MAXMIN_PRECISION) {
-            return None;
-        }
-        let m = cap / usage;
-        if !(m.is_finite() && m > 0.0) {
-            return None;
-        }
-        if self.hubs.list[h as usize].bound_floor < m {
-            // Recompute the floor from the members (a departed member may have held it).
-            let mut floor = f64::INFINITY;
-            for &e in self.active_elems(hub_cnst) {
-                let reg = &self.vars[self.elems[e as usize].var as usize].reg;
-                if reg.registered && reg.hub == Some(h) {
-                    if let Some(bp) = reg.bp {
-                        floor = floor.min(bp);
-                    }
-                }
-            }
-            self.hubs.list[h as usize].bound_floor = floor;
-            if floor < m {
-                return None;
-            }
-        }
-        if self.hubs.list[h as usize].offer_floor < m {
-            let floor = self.hubs.list[h as usize]
-                .neighbours
-                .iter()
-                .map(|&c| self.offer(c))
-                .fold(f64::INFINITY, f64::min);
-            self.hubs.list[h as usize].offer_floor = floor;
-            if floor < m {
-                return None;
-            }
-        }
-        Some(m)
     }
 
     /// The hub phase of [`System::solve`]: registrations, hub changes, then each changed hub's
@@ -647,6 +807,7 @@ impl System {
         counted.clear();
         // Hub changes re-register variables, which counts their constraints again: keep those.
         recycle(&mut self.hubs.count_dirty, counted);
+        self.process_uncut_pending();
         let mut dirty = std::mem::take(&mut self.hubs.dirty);
         for &h in &dirty {
             self.hubs.list[h as usize].dirty = false;
@@ -660,8 +821,8 @@ impl System {
         for &v in &new_members {
             let reg = &self.vars[v as usize].reg;
             let Some(h) = reg.hub else { continue };
-            if reg.registered && !reg.in_group && self.hubs.list[h as usize].fast {
-                self.vars[v as usize].reg.in_group = true;
+            if reg.registered && !reg.in_group && !reg.excepted && self.hubs.list[h as usize].fast {
+                self.set_in_group(v, true);
                 self.hubs.joined.push(VarId(v));
                 self.hubs.mark_changed(h);
             }
@@ -671,17 +832,21 @@ impl System {
     }
 
     fn evaluate_hub(&mut self, h: u32) {
-        let share = self.fast_share(h);
+        if self.hubs.list[h as usize].cut {
+            return;
+        }
+        let share = self.hub_solution(h);
         let was_fast = self.hubs.list[h as usize].fast;
         let c = self.hubs.list[h as usize].cnst;
         match share {
             Some(m) => {
+                self.apply_hub_solution(h);
                 if !was_fast {
                     self.hubs.list[h as usize].fast = true;
                     for v in self.registered_on(c) {
-                        let reg = &mut self.vars[v as usize].reg;
-                        if reg.hub == Some(h) && !reg.in_group {
-                            reg.in_group = true;
+                        let reg = &self.vars[v as usize].reg;
+                        if reg.hub == Some(h) && !reg.in_group && !reg.excepted {
+                            self.set_in_group(v, true);
                             self.hubs.joined.push(VarId(v));
                         }
                     }
@@ -690,14 +855,18 @@ impl System {
                 if hub.share != m || !was_fast {
                     hub.share = m;
                     self.hubs.mark_changed(h);
+                    self.check_cut_neighbours(h);
+                }
+                #[cfg(test)]
+                if !self.hubs.list[h as usize].cut_neighbours.is_empty() {
+                    self.hubs.stats[3] += 1;
                 }
             }
             None if was_fast => {
                 self.hubs.list[h as usize].fast = false;
+                self.clear_hub_solution(h);
                 for v in self.registered_on(c) {
-                    let reg = &mut self.vars[v as usize].reg;
-                    if reg.in_group {
-                        reg.in_group = false;
+                    if self.set_in_group(v, false) {
                         self.hubs.left.push(VarId(v));
                     }
                 }
