@@ -521,6 +521,11 @@ def main():
         raise SystemExit(f"{TIMELESS} missing: cargo build --release -p timeless -p timeless-preload")
     a.work.mkdir(parents=True, exist_ok=True)
     a.out.mkdir(parents=True, exist_ok=True)
+    # Programs run in the work directory (CoMD writes its YAML reports into the current one).
+    for name in ("npb", "programs", "work", "out", "findings", "external"):
+        if getattr(a, name) is not None:
+            setattr(a, name, getattr(a, name).resolve())
+    os.chdir(a.work)
     if not (a.programs / "ring").exists():
         rc, log = run(["make", "-C", str(ROOT / "validation" / "programs"), f"BUILD={a.programs}"])
         if rc != 0:
