@@ -44,6 +44,20 @@ pub struct Predictions {
     pub comm_only_secs: f64,
 }
 
+impl Predictions {
+    /// Nothing predicted yet (NaN; no trace-rate prediction): a row read back by [`parse_csv`].
+    pub(crate) fn unknown() -> Self {
+        Predictions {
+            secs: f64::NAN,
+            kernel_secs: f64::NAN,
+            trace_secs: None,
+            other_compensation_secs: f64::NAN,
+            compute_only_secs: f64::NAN,
+            comm_only_secs: f64::NAN,
+        }
+    }
+}
+
 /// One case's results.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -397,7 +411,7 @@ pub fn parse_csv(text: &str) -> Result<Vec<(usize, Row)>, String> {
                 rate_coverage: None,
                 trace_wall_rate: None,
                 removed_secs: None,
-                predicted: crate::repredict::unpredicted(),
+                predicted: Predictions::unknown(),
             },
         ));
     }

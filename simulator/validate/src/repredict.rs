@@ -19,7 +19,7 @@ use timeless_launch::PathError;
 
 use crate::cases::Case;
 use crate::prediction::Models;
-use crate::report::{Predictions, Row, SpeedSource};
+use crate::report::{Row, SpeedSource};
 use crate::{Progress, ValidateError, Validation};
 
 /// Everything [`repredict`] needs.
@@ -166,18 +166,6 @@ fn trace_dir(from: &Path, row: &Row) -> Result<PathBuf, String> {
             found[0].display(),
             found[1].display()
         )),
-    }
-}
-
-/// A row with nothing predicted yet: what [`crate::report::parse_csv`] returns.
-pub(crate) fn unpredicted() -> Predictions {
-    Predictions {
-        secs: f64::NAN,
-        kernel_secs: f64::NAN,
-        trace_secs: None,
-        other_compensation_secs: f64::NAN,
-        compute_only_secs: f64::NAN,
-        comm_only_secs: f64::NAN,
     }
 }
 
