@@ -40,9 +40,11 @@ use crate::factors::PiecewiseFactor;
 use crate::heap::IndexedHeap;
 use crate::lmm::{CnstId, GroupId, Sharing, System, VarId};
 
+mod cpu;
 mod group;
 
 use crate::precision::{double_equals, double_update, MAXMIN_PRECISION, SURF_PRECISION};
+use cpu::Cpu;
 use group::GroupClock;
 
 /// An activity slot. Valid from its `start_*` call until [`Engine::step`] reports it done; the
@@ -90,6 +92,8 @@ enum Phase {
 }
 
 const NO_GROUP: u32 = u32::MAX;
+/// [`Activity::cpu`] of an activity that is not an execution on a CPU.
+const NO_CPU: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]
 struct Activity {
@@ -106,6 +110,8 @@ struct Activity {
     /// While a member: the virtual date at which it completes, and its penalty.
     vfinish: f64,
     group_penalty: f64,
+    /// The CPU of an execution or poll ([`NO_CPU`] otherwise).
+    cpu: u32,
 }
 
 impl Activity {
@@ -121,6 +127,7 @@ impl Activity {
             group: NO_GROUP,
             vfinish: 0.0,
             group_penalty: 0.0,
+            cpu: NO_CPU,
         }
     }
 }
@@ -133,8 +140,7 @@ pub struct Engine {
     net: NetworkConfig,
     link_cnst: Vec<CnstId>,
     link_bw: Vec<f64>,
-    cpu_cnst: Vec<CnstId>,
-    cpu_speed: Vec<f64>,
+    cpus: Vec<Cpu>,
     acts: Vec<Activity>,
     free: Vec<u32>,
     var_act: Vec<u32>,
@@ -142,6 +148,8 @@ pub struct Engine {
     groups: Vec<GroupClock>,
     dirty_groups: Vec<u32>,
     group_slots: usize,
+    /// Uncontended executions run without a variable (`cpu`); off only to test against that.
+    fast_exec: bool,
 }
 
 impl Engine {
@@ -153,8 +161,7 @@ impl Engine {
             net,
             link_cnst: Vec::new(),
             link_bw: Vec::new(),
-            cpu_cnst: Vec::new(),
-            cpu_speed: Vec::new(),
+            cpus: Vec::new(),
             acts: Vec::new(),
             free: Vec::new(),
             var_act: Vec::new(),
@@ -162,12 +169,19 @@ impl Engine {
             groups: Vec::new(),
             dirty_groups: Vec::new(),
             group_slots: 0,
+            fast_exec: true,
         }
     }
 
     /// Forces full re-solves (debug/reference mode) instead of incremental ones.
     pub fn set_full_solve(&mut self, full: bool) {
         self.lmm.set_selective(!full);
+    }
+
+    /// `false`: every execution gets a max-min variable, as in SimGrid (the same dates: `cpu`
+    /// module doc); for tests of the fast path against that.
+    pub fn set_fast_exec(&mut self, fast: bool) {
+        self.fast_exec = fast;
     }
 
     /// Hub thresholds of the max-min system ([`System::set_hub_thresholds`]): `u32::MAX`
@@ -191,12 +205,11 @@ impl Engine {
 
     /// Adds a CPU of `cores` cores at `speed_flops_per_sec` each; returns its index.
     pub fn add_cpu(&mut self, speed_flops_per_sec: f64, cores: u32) -> u32 {
-        self.cpu_cnst.push(
-            self.lmm
-                .add_constraint(f64::from(cores) * speed_flops_per_sec, Sharing::Shared),
-        );
-        self.cpu_speed.push(speed_flops_per_sec);
-        self.cpu_cnst.len() as u32 - 1
+        let cnst = self
+            .lmm
+            .add_constraint(f64::from(cores) * speed_flops_per_sec, Sharing::Shared);
+        self.cpus.push(Cpu::new(cnst, speed_flops_per_sec, cores));
+        self.cpus.len() as u32 - 1
     }
 
     /// Current simulated time in seconds.
@@ -229,17 +242,94 @@ impl Engine {
         self.var_act[var.0 as usize] = act.0;
     }
 
-    /// Starts executing `flops` on CPU `cpu`.
+    /// Starts executing `flops` on CPU `cpu`. While the CPU has cores to spare the execution
+    /// runs at the core speed without a max-min variable (`cpu` module doc: the same date).
     pub fn start_exec(&mut self, cpu: u32, flops: f64) -> ActivityId {
-        let speed = self.cpu_speed[cpu as usize];
-        let var = self.lmm.add_variable(1.0, speed);
-        self.lmm.expand(self.cpu_cnst[cpu as usize], var, 1.0);
+        let c = &self.cpus[cpu as usize];
+        if c.admits_fast() && self.fast_exec {
+            let speed = c.speed;
+            let id = self.alloc(Activity {
+                last_rate: speed,
+                penalty_after_latency: 1.0,
+                cpu,
+                ..Activity::new(Phase::Running, None, flops, self.now)
+            });
+            self.retouch_fast(cpu);
+            self.cpus[cpu as usize].fast.push(id.0);
+            self.heap.set(id.0, self.now + flops / speed);
+            return id;
+        }
+        self.exec_on_system(cpu, flops, 1.0, Phase::Running)
+    }
+
+    /// An execution (or poll, penalty `1/share`) with a variable on CPU `cpu`'s constraint,
+    /// after the CPU's fast executions got theirs.
+    fn exec_on_system(&mut self, cpu: u32, amount: f64, penalty: f64, phase: Phase) -> ActivityId {
+        self.lift_fast(cpu);
+        let c = &mut self.cpus[cpu as usize];
+        c.vars += 1;
+        let (speed, cnst) = (c.speed, c.cnst);
+        let var = self.lmm.add_variable(penalty, speed);
+        self.lmm.expand(cnst, var, 1.0);
         let id = self.alloc(Activity {
-            penalty_after_latency: 1.0,
-            ..Activity::new(Phase::Running, Some(var), flops, self.now)
+            penalty_after_latency: penalty,
+            cpu,
+            ..Activity::new(phase, Some(var), amount, self.now)
         });
         self.bind_var(var, id);
         id
+    }
+
+    /// Brings CPU `cpu`'s fast executions' remaining flops and end dates up to date, as the
+    /// solve after another execution arrives or leaves does for their variables (the same
+    /// rounding, so the same dates bit for bit).
+    fn retouch_fast(&mut self, cpu: u32) {
+        let now = self.now;
+        for i in 0..self.cpus[cpu as usize].fast.len() {
+            let a = self.cpus[cpu as usize].fast[i];
+            let act = &mut self.acts[a as usize];
+            if act.remaining > 0.0 {
+                double_update(
+                    &mut act.remaining,
+                    act.last_rate * (now - act.last_update),
+                    MAXMIN_PRECISION * SURF_PRECISION,
+                );
+            }
+            act.last_update = now;
+            let ttc = if act.remaining > 0.0 {
+                act.remaining / act.last_rate
+            } else {
+                0.0
+            };
+            self.heap.set(a, now + ttc);
+        }
+    }
+
+    /// Gives CPU `cpu`'s fast executions their variables (in start order), their remaining
+    /// flops brought up to date at the core speed, as a re-solve would.
+    fn lift_fast(&mut self, cpu: u32) {
+        let fast = std::mem::take(&mut self.cpus[cpu as usize].fast);
+        for &a in &fast {
+            let (speed, cnst) = (self.cpus[cpu as usize].speed, self.cpus[cpu as usize].cnst);
+            let var = self.lmm.add_variable(1.0, speed);
+            self.lmm.expand(cnst, var, 1.0);
+            let now = self.now;
+            let act = &mut self.acts[a as usize];
+            if act.remaining > 0.0 {
+                double_update(
+                    &mut act.remaining,
+                    act.last_rate * (now - act.last_update),
+                    MAXMIN_PRECISION * SURF_PRECISION,
+                );
+            }
+            act.last_update = now;
+            act.var = Some(var);
+            self.bind_var(var, ActivityId(a));
+        }
+        self.cpus[cpu as usize].vars += fast.len() as u32;
+        let mut fast = fast;
+        fast.clear();
+        self.cpus[cpu as usize].fast = fast;
     }
 
     /// Starts a **poll** on CPU `cpu`: an execution that never ends (end it with
@@ -256,20 +346,13 @@ impl Engine {
     /// spins that long, then yields.
     pub fn start_poll(&mut self, cpu: u32, share: f64, spin_secs: f64) -> ActivityId {
         debug_assert!(share > 0.0 && share.is_finite() && spin_secs >= 0.0);
-        let speed = self.cpu_speed[cpu as usize];
-        let var = self.lmm.add_variable(1.0 / share, speed);
-        self.lmm.expand(self.cpu_cnst[cpu as usize], var, 1.0);
+        let speed = self.cpus[cpu as usize].speed;
         let remaining = if spin_secs.is_finite() {
             spin_secs * speed
         } else {
             f64::INFINITY
         };
-        let id = self.alloc(Activity {
-            penalty_after_latency: 1.0 / share,
-            ..Activity::new(Phase::Running, Some(var), remaining, self.now)
-        });
-        self.bind_var(var, id);
-        id
+        self.exec_on_system(cpu, remaining, 1.0 / share, Phase::Running)
     }
 
     /// Ends activity `id` before its completion (a poll of [`Engine::start_poll`]): its
@@ -281,12 +364,30 @@ impl Engine {
         }
         self.leave_group(a);
         self.heap.remove(a);
-        let act = &mut self.acts[a as usize];
-        if let Some(var) = act.var.take() {
-            self.lmm.remove_variable(var);
-        }
-        act.phase = Phase::Free;
+        self.release(a);
         self.free.push(a);
+    }
+
+    /// Frees activity `a`'s variable (or its place among its CPU's fast executions).
+    fn release(&mut self, a: u32) {
+        let act = &mut self.acts[a as usize];
+        let cpu = act.cpu;
+        let var = act.var.take();
+        act.phase = Phase::Free;
+        act.cpu = NO_CPU;
+        if let Some(var) = var {
+            self.lmm.remove_variable(var);
+            if cpu != NO_CPU {
+                self.cpus[cpu as usize].vars -= 1;
+            }
+        } else if cpu != NO_CPU {
+            // Removed as a constraint removes an element (the last takes its place), so that
+            // the others keep the order their variables would have.
+            let fast = &mut self.cpus[cpu as usize].fast;
+            let i = fast.iter().position(|&f| f == a);
+            fast.swap_remove(i.expect("a fast execution is listed by its CPU"));
+            self.retouch_fast(cpu);
+        }
     }
 
     /// Starts a pure delay of `secs` seconds (SimGrid 3.32 `CpuCas01::sleep`: a positive
@@ -462,11 +563,7 @@ impl Engine {
 
     /// Ends activity `a`: frees its variable and slot, reports it done.
     fn finish(&mut self, a: u32, done: &mut Vec<ActivityId>) {
-        let act = &mut self.acts[a as usize];
-        if let Some(var) = act.var.take() {
-            self.lmm.remove_variable(var);
-        }
-        act.phase = Phase::Free;
+        self.release(a);
         self.free.push(a);
         done.push(ActivityId(a));
     }

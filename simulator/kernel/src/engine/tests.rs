@@ -245,3 +245,61 @@ proptest::proptest! {
         }
     }
 }
+
+/// The `cpu` module doc's example: a fast execution (1 Gflop on a 1-core 1 Gf host) gets a
+/// variable when a second one starts at 0.5 s with 5e8 flops left; both then get 5e8 flop/s:
+/// the first ends at 0.5 + 5e8/5e8 = 1.5 s, the second has 5e8 left then and ends at 2 s.
+#[test]
+fn a_fast_execution_becomes_a_variable_when_the_core_is_shared() {
+    let mut e = Engine::new(NetworkConfig::default());
+    let c = e.add_cpu(1e9, 1);
+    let x = e.start_exec(c, 1e9);
+    assert!(e.acts[x.0 as usize].var.is_none(), "alone on the core: no variable");
+    let s = e.start_sleep(0.5);
+    let mut done = Vec::new();
+    assert!(e.step(&mut done));
+    assert_eq!((done.as_slice(), e.now()), ([s].as_slice(), 0.5));
+    let y = e.start_exec(c, 1e9);
+    assert!(e.acts[x.0 as usize].var.is_some(), "lifted into the system");
+    assert_eq!(e.acts[x.0 as usize].remaining, 5e8);
+    let out = run_to_end(&mut e);
+    assert_eq!(out, vec![(x, 1.5), (y, 2.0)]);
+    assert_eq!(e.cpus[c as usize].vars, 0);
+    // With the system empty again, the next execution is fast.
+    let z = e.start_exec(c, 1e9);
+    assert!(e.acts[z.0 as usize].var.is_none());
+    assert_eq!(run_to_end(&mut e), vec![(z, 3.0)]);
+}
+
+/// Fast executions end at the dates, bit for bit, that executions with variables give: staggered starts on 1 to 5 cores of a 3.4069 Gf host (n = cores
+/// is fast on 1, 2 and 4 cores only, see `cpu`), with more executions than cores at times.
+#[test]
+fn fast_executions_give_the_reference_dates_bit_for_bit() {
+    for cores in 1..=5u32 {
+        let run = |fast: bool| {
+            let mut e = Engine::new(NetworkConfig::default());
+            e.set_fast_exec(fast);
+            let c = e.add_cpu(3.4069e9, cores);
+            let mut out = Vec::new();
+            let mut done = Vec::new();
+            for k in 0..12u32 {
+                // Starts every 0.3 s; 1.7e9 .. 1.3e10 flops, so that 1 to 4 overlap.
+                e.start_exec(c, 1.7e9 * f64::from(1 + k % 4) + 1234.5 * f64::from(k));
+                let s = e.start_sleep(0.3);
+                loop {
+                    assert!(e.step(&mut done));
+                    let stop = done.contains(&s);
+                    out.extend(done.drain(..).filter(|&d| d != s).map(|d| (d, e.now())));
+                    if stop {
+                        break;
+                    }
+                }
+            }
+            out.extend(run_to_end(&mut e));
+            out
+        };
+        let (fast, reference) = (run(true), run(false));
+        assert_eq!(fast.len(), 12);
+        assert_eq!(fast, reference, "{cores} cores");
+    }
+}
