@@ -1,0 +1,393 @@
+//! Registration: each active variable counted on its constraints, for hub creation and for the
+//! certificate (parent module).
+//!
+//! A variable registers when it becomes active (or changes penalty, bound or elements) and
+//! unregisters before: [`System::register`] chooses its hub (the live hub of smallest constraint
+//! index among its constraints, `choose_hub`) and [`System::apply_registration`] adds it to every
+//! constraint it uses: the count of active variables (a count crossing `hub_on`/`hub_off` makes
+//! or drops a hub), the per-hub member counts, and on a tracked constraint (a hub or a hub's
+//! neighbour) Σ w/p as an exact sum, the clean/unclean state and the hub's offer floor. Each is
+//! O(1) per element, so a flow's arrival or departure costs O(its elements). Making or dropping
+//! a hub re-registers the variables on it (`make_hub`, `drop_hub`).
+//!
+//! Example: a flow with weight 1 on up_3, B, down_7 and 0.05 on up_7, B (merged: 1.05), down_3,
+//! where B is a hub: it registers with B (the only hub), B's member count and Σ w/p grow by
+//! 1.05/p, and on up_3, down_7, up_7, down_3 (B's neighbours) the hub entry's member count grows
+//! by one and Σ w/p by w/p; each of those lowers B's offer floor to its new offer C/Σ, so the
+//! next evaluation of B knows whether some neighbour may now offer less than B's share.
+
+use super::{usage_term, ExactSum, Hub, HubEntry, NO_HUB};
+use crate::lmm::{Sharing, System, VarId};
+
+impl System {
+    pub(in crate::lmm) fn want_registration(&mut self, v: u32) {
+        let reg = &mut self.vars[v as usize].reg;
+        if !reg.pending {
+            reg.pending = true;
+            self.hubs.pending.push(v);
+        }
+    }
+
+    pub(super) fn count_changed(&mut self, c: u32) {
+        let reg = &mut self.cnsts[c as usize].reg;
+        let crossing = match reg.hub {
+            None => reg.n_active >= self.hubs.on,
+            Some(_) => reg.n_active < self.hubs.off || self.hubs.on == u32::MAX,
+        };
+        if crossing && !reg.count_dirty {
+            reg.count_dirty = true;
+            self.hubs.count_dirty.push(c);
+        }
+    }
+
+    pub(super) fn is_clean(&self, c: u32) -> bool {
+        let cn = &self.cnsts[c as usize];
+        cn.sharing == Sharing::Shared
+            && cn.reg.n_unhubbed == 0
+            && cn.reg.hubs.len() == 1
+            && !cn.reg.cut
+    }
+
+    /// Takes `c` out of its hubs' unclean counts before a change. (The hubs are marked dirty by
+    /// [`System::cnst_attach`], or by [`System::unregister`] for the one that leaves `c`.) A cut
+    /// constraint counts for no hub: it is out of their components (`cut`).
+    pub(super) fn cnst_detach(&mut self, c: u32) {
+        if self.is_clean(c) || self.cnsts[c as usize].reg.cut {
+            return;
+        }
+        for e in &self.cnsts[c as usize].reg.hubs {
+            self.hubs.list[e.hub as usize].unclean -= 1;
+        }
+    }
+
+    /// Puts `c` back into its hubs' unclean counts after a change, and lowers their offer
+    /// floors to its offer.
+    pub(super) fn cnst_attach(&mut self, c: u32) {
+        let cut = self.cnsts[c as usize].reg.cut;
+        let clean = cut || self.is_clean(c);
+        let offer = if cut { f64::INFINITY } else { self.offer(c) };
+        let exception_of = self.cnsts[c as usize].reg.exception_of;
+        for e in &self.cnsts[c as usize].reg.hubs {
+            let h = e.hub;
+            let hub = &mut self.hubs.list[h as usize];
+            if !clean {
+                hub.unclean += 1;
+            }
+            if hub.cnst != c && exception_of != h {
+                hub.offer_floor = hub.offer_floor.min(offer);
+            }
+            self.hubs.mark_dirty(h);
+        }
+        self.count_changed(c);
+    }
+
+    /// C_c / Σ w/p of a tracked constraint (+∞ for a FATPIPE one or a zero usage: such a
+    /// constraint is unclean or never saturates first).
+    pub(super) fn offer(&self, c: u32) -> f64 {
+        let cn = &self.cnsts[c as usize];
+        let usage = cn.reg.usage.value();
+        if cn.sharing == Sharing::Shared && usage > 0.0 {
+            cn.capacity / usage
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Adds (`sign = 1`) or removes (`-1`) variable `v`'s registration on each of its
+    /// constraints.
+    pub(super) fn apply_registration(&mut self, v: u32, sign: i32) {
+        let (hub, fx, p) = {
+            let r = &self.vars[v as usize].reg;
+            (r.hub, r.fx, r.penalty)
+        };
+        for j in 0..self.vars[v as usize].elems.len() {
+            let el = self.elems[self.vars[v as usize].elems[j] as usize];
+            let c = el.cnst;
+            if self.cnsts[c as usize].reg.cut {
+                self.cut_registration(v, self.vars[v as usize].elems[j], sign);
+            }
+            let reg = &mut self.cnsts[c as usize].reg;
+            let tracked = reg.tracked();
+            if !tracked && hub.is_none() {
+                // Neither a hub nor next to one: only the counts matter (hub creation).
+                if sign > 0 {
+                    reg.n_active += 1;
+                    reg.n_unhubbed += 1;
+                } else {
+                    reg.n_active -= 1;
+                    reg.n_unhubbed -= 1;
+                }
+                self.count_changed(c);
+                continue;
+            }
+            self.cnst_detach(c);
+            let cn = &mut self.cnsts[c as usize];
+            let shared = cn.sharing == Sharing::Shared;
+            let reg = &mut cn.reg;
+            if sign > 0 {
+                reg.n_active += 1;
+            } else {
+                reg.n_active -= 1;
+            }
+            match hub {
+                None if sign > 0 => reg.n_unhubbed += 1,
+                None => reg.n_unhubbed -= 1,
+                Some(h) => match reg.hubs.iter().position(|e| e.hub == h) {
+                    Some(i) if sign > 0 => reg.hubs[i].members += 1,
+                    Some(i) => {
+                        reg.hubs[i].members -= 1;
+                        if reg.hubs[i].members == 0 {
+                            let pos = reg.hubs[i].pos;
+                            reg.hubs.swap_remove(i);
+                            if reg.cut {
+                                self.forget_cut_neighbour(h, c);
+                            }
+                            if pos != u32::MAX {
+                                self.remove_neighbour(h, pos);
+                            }
+                        }
+                    }
+                    None => {
+                        debug_assert!(sign > 0, "unregistering a hub member never seen here");
+                        let hub = &mut self.hubs.list[h as usize];
+                        let pos = if hub.cnst == c {
+                            u32::MAX
+                        } else {
+                            hub.neighbours.push(c);
+                            hub.neighbours.len() as u32 - 1
+                        };
+                        reg.hubs.push(HubEntry {
+                            hub: h,
+                            members: 1,
+                            pos,
+                            grouped: ExactSum::default(),
+                        });
+                        if reg.cut {
+                            self.hubs.list[h as usize].cut_neighbours.push(c);
+                        }
+                    }
+                },
+            }
+            let reg = &mut self.cnsts[c as usize].reg;
+            if !reg.tracked() || reg.n_active == 0 {
+                reg.usage = ExactSum::default();
+            } else if !tracked {
+                // Becomes tracked: its usage was not kept up to date, sum it afresh.
+                self.recompute_usage(c);
+            } else if fx && shared {
+                let t = usage_term(el.weight, p).expect("checked at registration");
+                reg.usage.add(if sign > 0 { t } else { -t });
+            }
+            self.cnst_attach(c);
+        }
+    }
+
+    /// Σ w/p over the registered variables of `c` with finite terms, from scratch.
+    pub(super) fn recompute_usage(&mut self, c: u32) {
+        let mut sum = ExactSum::default();
+        if self.cnsts[c as usize].sharing == Sharing::Shared {
+            for &e in self.active_elems(c) {
+                let el = &self.elems[e as usize];
+                let reg = &self.vars[el.var as usize].reg;
+                if reg.registered && reg.fx {
+                    sum.add(usage_term(el.weight, reg.penalty).expect("checked at registration"));
+                }
+            }
+        }
+        self.cnsts[c as usize].reg.usage = sum;
+    }
+
+    /// Takes the neighbour at `pos` out of hub `h`'s list; the last one takes its place.
+    pub(super) fn remove_neighbour(&mut self, h: u32, pos: u32) {
+        let hub = &mut self.hubs.list[h as usize];
+        let gone = hub.neighbours[pos as usize];
+        if self.cnsts[gone as usize].reg.exception_of == h {
+            self.cnsts[gone as usize].reg.exception_of = NO_HUB;
+            let i = hub.exceptions.iter().position(|&c| c == gone);
+            hub.exceptions
+                .swap_remove(i.expect("an exception is listed by its hub"));
+        }
+        let list = &mut hub.neighbours;
+        list.swap_remove(pos as usize);
+        if let Some(&moved) = list.get(pos as usize) {
+            for e in self.cnsts[moved as usize].reg.hubs.iter_mut() {
+                if e.hub == h {
+                    e.pos = pos;
+                }
+            }
+        }
+    }
+
+    /// The hub variable `v` would register with, as (constraint, hub): the live (not cut) hub
+    /// of smallest constraint index among the constraints it uses with a positive weight, else
+    /// the cut one of smallest index (a cut hub is not evaluated: its members are in no group,
+    /// but need not move when it is put back).
+    pub(super) fn choose_hub(&self, v: u32) -> Option<(u32, u32)> {
+        let mut live: Option<(u32, u32)> = None;
+        let mut cut: Option<(u32, u32)> = None;
+        for &e in &self.vars[v as usize].elems {
+            let el = &self.elems[e as usize];
+            let reg = &self.cnsts[el.cnst as usize].reg;
+            if let Some(h) = reg.hub {
+                let best = if reg.cut { &mut cut } else { &mut live };
+                if el.weight > 0.0 && best.is_none_or(|(c, _)| el.cnst < c) {
+                    *best = Some((el.cnst, h));
+                }
+            }
+        }
+        live.or(cut)
+    }
+
+    /// Registers active variable `v`: chooses its hub and counts it on its constraints.
+    pub(super) fn register(&mut self, v: u32) {
+        let var = &self.vars[v as usize];
+        let p = var.penalty;
+        if !var.alive || p <= 0.0 || var.reg.registered {
+            return;
+        }
+        let hub = self.choose_hub(v);
+        let var = &self.vars[v as usize];
+        // Only a hub's members count in usages: a variable of no hub makes every tracked
+        // constraint it uses unclean, so their offers do not matter while it is there.
+        let fx = hub.is_some()
+            && var.elems.iter().all(|&e| {
+                let el = &self.elems[e as usize];
+                self.cnsts[el.cnst as usize].sharing != Sharing::Shared
+                    || usage_term(el.weight, p).is_some()
+            });
+        let hub = if fx { hub.map(|(_, h)| h) } else { None };
+        let bp = (var.bound > 0.0 && hub.is_some()).then_some(var.bound * p);
+        let reg = &mut self.vars[v as usize].reg;
+        reg.registered = true;
+        reg.fx = fx;
+        reg.hub = hub;
+        reg.penalty = p;
+        reg.bp = bp;
+        reg.in_group = false;
+        reg.excepted = false;
+        self.apply_registration(v, 1);
+        if let Some(h) = hub {
+            if let Some(bp) = bp {
+                let hub = &mut self.hubs.list[h as usize];
+                hub.bound_floor = hub.bound_floor.min(bp);
+            }
+            self.hubs.mark_dirty(h);
+            self.hubs.new_members.push(v);
+        }
+    }
+
+    /// Registers the registered variables of constraint `c` for which `moves` holds again (a
+    /// hub was cut or put back: their hub changes, `cut`). Returns how many moved.
+    pub(super) fn reregister_on(&mut self, c: u32, moves: impl Fn(&Self, u32) -> bool) -> usize {
+        let vars: Vec<u32> = self
+            .registered_on(c)
+            .into_iter()
+            .filter(|&v| moves(self, v))
+            .collect();
+        for &v in &vars {
+            self.unregister(v, false);
+        }
+        for &v in &vars {
+            self.register(v);
+        }
+        vars.len()
+    }
+
+    /// Puts variable `v` in its hub's group (`true`) or takes it out, keeping the group sums of
+    /// the cut constraints it uses (`cut`). Returns whether it changed.
+    pub(super) fn set_in_group(&mut self, v: u32, in_group: bool) -> bool {
+        let reg = &mut self.vars[v as usize].reg;
+        if reg.in_group == in_group {
+            return false;
+        }
+        reg.in_group = in_group;
+        if self.hubs.n_cut == 0 {
+            return true;
+        }
+        let (h, p) = (reg.hub.expect("a group member has a hub"), reg.penalty);
+        for j in 0..self.vars[v as usize].elems.len() {
+            let e = self.vars[v as usize].elems[j];
+            if self.cnsts[self.elems[e as usize].cnst as usize].reg.cut {
+                self.cut_group_change(e, h, p, in_group);
+            }
+        }
+        true
+    }
+
+    /// Undoes [`System::register`]. A member of a group leaves it, listed in
+    /// [`System::group_left`] unless the variable is being `removed`.
+    pub(in crate::lmm) fn unregister(&mut self, v: u32, removed: bool) {
+        let reg = &mut self.vars[v as usize].reg;
+        if !reg.registered {
+            return;
+        }
+        reg.registered = false;
+        reg.excepted = false;
+        let hub = reg.hub;
+        if self.set_in_group(v, false) && !removed {
+            self.hubs.left.push(VarId(v));
+        }
+        if let Some(h) = hub {
+            self.hubs.mark_dirty(h);
+            if self.hubs.list[h as usize].fast {
+                self.hubs.mark_changed(h);
+            }
+        }
+        self.apply_registration(v, -1);
+    }
+
+    /// The registered variables using constraint `c`, in element order.
+    pub(super) fn registered_on(&self, c: u32) -> Vec<u32> {
+        self.active_elems(c)
+            .iter()
+            .map(|&e| self.elems[e as usize].var)
+            .filter(|&v| self.vars[v as usize].reg.registered)
+            .collect()
+    }
+
+    pub(super) fn make_hub(&mut self, c: u32) {
+        let h = match self.hubs.free.pop() {
+            Some(h) => h,
+            None => {
+                self.hubs.list.push(Hub::default());
+                self.hubs.list.len() as u32 - 1
+            }
+        };
+        self.hubs.list[h as usize] = Hub {
+            cnst: c,
+            alive: true,
+            ..Hub::default()
+        };
+        let vars = self.registered_on(c);
+        for &v in &vars {
+            self.unregister(v, false);
+        }
+        self.cnsts[c as usize].reg.hub = Some(h);
+        for &v in &vars {
+            self.register(v);
+        }
+        self.hubs.mark_dirty(h);
+    }
+
+    pub(super) fn drop_hub(&mut self, c: u32) {
+        let Some(h) = self.cnsts[c as usize].reg.hub else {
+            return;
+        };
+        let vars = self.registered_on(c);
+        for &v in &vars {
+            self.unregister(v, false);
+        }
+        self.cnsts[c as usize].reg.hub = None;
+        let hub = &mut self.hubs.list[h as usize];
+        debug_assert!(hub.neighbours.is_empty() && hub.exceptions.is_empty() && hub.unclean == 0);
+        hub.excepted_vars.clear();
+        hub.alive = false;
+        hub.fast = false;
+        self.uncut(h);
+        self.hubs.free.push(h);
+        for &v in &vars {
+            self.register(v);
+        }
+        self.modified.push(c);
+    }
+}
