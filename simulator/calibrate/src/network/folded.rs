@@ -19,7 +19,7 @@ use super::exchange::{exchange_points, exchange_ranks, too_few_exchange_sizes};
 use super::{calibrate_network, finish, FlowSharing, NetworkCalibration, NetworkOptions};
 use crate::fit::PiecewiseFit;
 use crate::measurement::{median, Measurements, Op};
-use crate::simgrid::{overhead_at, SimgridParams};
+use crate::simgrid::{overhead_at, OverheadEntry, SimgridParams};
 use crate::CalibrateError;
 
 /// Number of candidate ratios of [`fit_folded_sharing`]'s grid over [1, F], before the
@@ -212,4 +212,91 @@ pub fn calibrate_folded_network(
         flow_sharing,
         opts,
     )
+}
+
+/// The barrier-exit skew of a folded exchange's longest pair, seconds: what the benchmark's
+/// exchange, timed from each rank's own barrier exit and lasting the longest of the ranks,
+/// starts with (module docs, "The folded exchange as the benchmark times it"). Each rank leaves
+/// the barrier when its core comes round, so each pair's ranks leave it a wait for a core apart,
+/// distributed as the folded ping-pong's waits: every sample's one-way time (half the round
+/// trip) minus the unfolded median one-way time at its size, over the sizes of
+/// `unfolded_fit`'s first segment (those of [`added_wait_secs`]). The exchange lasts as long as
+/// the pair with the largest of the `pairs` skews, whose median is the `0.5^(1/pairs)`
+/// quantile of the waits (`P(max <= x) = F(x)^pairs`): the smallest wait `w_(i)` with
+/// `i >= 0.5^(1/pairs)·N`, N waits in increasing order. One pair: the median wait (the lower
+/// one for an even N). At least 0; `None` without a sample of a size in both sets.
+pub fn exchange_skew_secs(
+    folded: &Measurements,
+    unfolded: &Measurements,
+    unfolded_fit: &PiecewiseFit,
+    pairs: u64,
+) -> Option<f64> {
+    let first = unfolded_fit.segments.first()?;
+    let mut waits: Vec<f64> = Vec::new();
+    for p in unfolded.medians(Op::PingPong).iter().filter(|p| {
+        p.size_bytes >= first.first_size_bytes && p.size_bytes <= first.last_size_bytes
+    }) {
+        waits.extend(
+            folded
+                .samples
+                .iter()
+                .filter(|s| s.op == Op::PingPong && s.size_bytes == p.size_bytes)
+                .map(|s| (s.time_secs - p.time_secs) / 2.0),
+        );
+    }
+    if waits.is_empty() {
+        return None;
+    }
+    waits.sort_by(f64::total_cmp);
+    let q = 0.5f64.powf(1.0 / pairs.max(1) as f64);
+    let i = ((q * waits.len() as f64).ceil() as usize).clamp(1, waits.len());
+    Some(waits[i - 1].max(0.0))
+}
+
+/// `timeless/rendezvous-late-wait` for a folded calibration (module docs), one round of its
+/// fit: per segment of `fit`, the segment's wait in `current` (0 without an entry) plus the
+/// median, over the segment's exchange sizes of at least `detached_thresh_bytes` (the
+/// rendezvous sends the wait applies to), of the measured minus the replayed exchange, at least
+/// 0; `exchange` holds `(S, measured, replayed with current)` for the sizes to fit on (the
+/// pipeline passes those outside the bandwidth regime, where a fixed cost shows). A segment
+/// without such sizes keeps its wait. Thresholds as [`exchange_overhead_entries`]: 0 for the
+/// first segment, its first size − 1 after. Empty when every wait is 0 (nothing to write).
+/// The pipeline repeats replay and round until no wait moves: the wait overlaps what the late
+/// rank's partner pays anyway (its `ois`), so the replay grows by less than the wait when it
+/// is short.
+///
+/// [`exchange_overhead_entries`]: super::exchange_overhead_entries
+pub fn rendezvous_late_wait_entries(
+    exchange: &[(u64, f64, f64)],
+    fit: &PiecewiseFit,
+    detached_thresh_bytes: u64,
+    current: &[OverheadEntry],
+) -> Vec<OverheadEntry> {
+    let entries: Vec<OverheadEntry> = fit
+        .segments
+        .iter()
+        .enumerate()
+        .map(|(k, seg)| {
+            let diffs: Vec<f64> = exchange
+                .iter()
+                .filter(|&&(s, _, _)| s >= detached_thresh_bytes && fit.segment_index(s) == k)
+                .map(|&(_, measured, replayed)| measured - replayed)
+                .collect();
+            let now = current.get(k).map_or(0.0, |e| e.intercept_secs);
+            OverheadEntry {
+                threshold_bytes: if k == 0 {
+                    0
+                } else {
+                    seg.first_size_bytes.saturating_sub(1)
+                },
+                intercept_secs: median(&diffs).map_or(now, |d| (now + d).max(0.0)),
+                slope_secs_per_byte: 0.0,
+            }
+        })
+        .collect();
+    if entries.iter().all(|e| e.intercept_secs == 0.0) {
+        Vec::new()
+    } else {
+        entries
+    }
 }

@@ -47,6 +47,7 @@ fn flow_sharing_by_hand() {
         or: vec![],
         ois: vec![],
         detached_thresh_bytes: 0,
+        rendezvous_late_wait: Vec::new(),
     };
     let exchanges = |u: f64| {
         let mut m = Measurements::default();
@@ -123,6 +124,7 @@ fn call_cost(ois_secs: f64) -> SimgridParams {
             slope_secs_per_byte: 0.0,
         }],
         detached_thresh_bytes: 0,
+        rendezvous_late_wait: Vec::new(),
     }
 }
 
