@@ -63,6 +63,10 @@ pub struct Simulation<'p> {
     finished: usize,
     ops: Vec<Op>,
     done: Vec<ActivityId>,
+    /// Rendezvous sends whose transfer ended this step and that wait
+    /// `timeless/rendezvous-late-wait` seconds more: started once every completed activity of
+    /// the step is handled (a new activity may reuse the id of one not yet handled).
+    late_waits: Vec<(ReqId, f64)>,
     actions: u64,
     warnings: Vec<String>,
     comms: Comms,
@@ -171,6 +175,7 @@ impl<'p> Simulation<'p> {
             finished: 0,
             ops: Vec::new(),
             done: Vec::new(),
+            late_waits: Vec::new(),
             actions: 0,
             warnings: Vec::new(),
             comms: Comms::with_jobs(&sizes),
@@ -213,6 +218,10 @@ impl<'p> Simulation<'p> {
             }
             for &a in &done {
                 self.on_activity_done(a);
+            }
+            for (q, secs) in std::mem::take(&mut self.late_waits) {
+                let w = self.engine.start_sleep(secs);
+                self.set_owner(w, Owner::LateWait(q));
             }
             self.done = done;
         }
@@ -1179,8 +1188,7 @@ impl<'p> Simulation<'p> {
                 self.mail.transfers[t as usize].done = true;
                 if let Some(q) = tr.send_req {
                     if tr.send_late_wait_secs > 0.0 {
-                        let w = self.engine.start_sleep(tr.send_late_wait_secs);
-                        self.set_owner(w, Owner::LateWait(q));
+                        self.late_waits.push((q, tr.send_late_wait_secs));
                     } else {
                         self.complete_request(q);
                     }

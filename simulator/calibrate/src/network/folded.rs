@@ -15,10 +15,15 @@
 //! `ois` would charge every isend of a folded application a second wait (commsplit folded,
 //! replayed with it: +90–100 %).
 
+use std::path::Path;
+
+use timeless_platform::{HostId, Platform};
+
 use super::exchange::{exchange_points, exchange_ranks, too_few_exchange_sizes};
 use super::{calibrate_network, finish, FlowSharing, NetworkCalibration, NetworkOptions};
 use crate::fit::PiecewiseFit;
 use crate::measurement::{median, Measurements, Op};
+use crate::pingpong_sim::simulate_exchange_after_skew;
 use crate::simgrid::{overhead_at, OverheadEntry, SimgridParams};
 use crate::CalibrateError;
 
@@ -299,4 +304,74 @@ pub fn rendezvous_late_wait_entries(
     } else {
         entries
     }
+}
+
+/// At most this many fit-and-replay rounds in [`fit_rendezvous_late_wait`].
+pub const LATE_WAIT_ROUNDS: usize = 8;
+
+/// A round of [`fit_rendezvous_late_wait`] that moves no segment's wait by more than this many
+/// seconds is its last.
+pub const LATE_WAIT_TOLERANCE_SECS: f64 = 1e-10;
+
+/// Fits `timeless/rendezvous-late-wait` on a folded exchange by replaying it as the benchmark
+/// times it ([`simulate_exchange_after_skew`] with `skew_secs`, the longest pair's skew,
+/// [`exchange_skew_secs`]) on `platform` with `params`: replay every size of `sharing.points`,
+/// one round of [`rendezvous_late_wait_entries`] on those outside the bandwidth regime (a wait
+/// is a fixed cost, seen where fixed costs dominate), into `params.rendezvous_late_wait`, and
+/// again, until no segment's wait moves by more than [`LATE_WAIT_TOLERANCE_SECS`] (at most
+/// [`LATE_WAIT_ROUNDS`] rounds). Returns the exchange times replayed with the final
+/// `params`, in the order of `sharing.points`.
+///
+/// # Errors
+/// Those of [`simulate_exchange_after_skew`].
+pub fn fit_rendezvous_late_wait(
+    platform: &Platform,
+    hosts: [HostId; 2],
+    sharing: &FlowSharing,
+    fit: &PiecewiseFit,
+    params: &mut SimgridParams,
+    skew_secs: f64,
+    scratch: &Path,
+) -> Result<Vec<f64>, CalibrateError> {
+    let replay_all = |params: &SimgridParams| -> Result<Vec<f64>, CalibrateError> {
+        let cfg = params.cfg_items();
+        let sizes: Vec<u64> = sharing.points.iter().map(|p| p.size_bytes).collect();
+        let r = simulate_exchange_after_skew(
+            platform,
+            hosts,
+            sharing.flows,
+            &cfg,
+            &sizes,
+            skew_secs,
+            scratch,
+        )?;
+        Ok(r.into_iter().map(|(_, t)| t).collect())
+    };
+    let mut simulated = replay_all(params)?;
+    for _ in 0..LATE_WAIT_ROUNDS {
+        let rows: Vec<(u64, f64, f64)> = sharing
+            .points
+            .iter()
+            .zip(&simulated)
+            .filter(|(p, _)| !p.fitted)
+            .map(|(p, &sim)| (p.size_bytes, p.measured_secs, sim))
+            .collect();
+        let before = params.rendezvous_late_wait.clone();
+        params.rendezvous_late_wait = rendezvous_late_wait_entries(
+            &rows,
+            fit,
+            params.detached_thresh_bytes,
+            &before,
+        );
+        let at = |e: &[OverheadEntry], k: usize| e.get(k).map_or(0.0, |e| e.intercept_secs);
+        let moved = (0..fit.segments.len()).any(|k| {
+            (at(&params.rendezvous_late_wait, k) - at(&before, k)).abs()
+                > LATE_WAIT_TOLERANCE_SECS
+        });
+        if !moved {
+            break;
+        }
+        simulated = replay_all(params)?;
+    }
+    Ok(simulated)
 }

@@ -50,28 +50,18 @@ use crate::input;
 use crate::measurement::{Measurements, Op};
 use crate::network::{
     added_wait_secs, calibrate_folded_network, calibrate_network, exchange_skew_secs,
-    rendezvous_late_wait_entries, NetworkOptions,
+    fit_rendezvous_late_wait, NetworkOptions,
 };
 use crate::pingpong_sim::{
-    simulate_exchange, simulate_exchange_after_barrier, simulate_exchange_after_skew,
-    simulate_pingpong_pairs,
+    simulate_exchange, simulate_exchange_after_barrier, simulate_pingpong_pairs,
 };
 use crate::platform_xml::{platform_xml, HostSpec};
-use crate::simgrid::OverheadEntry;
 use crate::CalibrateError;
 use timeless_launch::PathError;
 
 use bench::{find_bench, hostfile_hosts, run_bench, this_host};
 use report::{fit_csv, overhead, summary};
 pub use report::{CalibrationFiles, ExchangeRow, FitRow};
-
-/// At most this many fit-and-replay rounds of a folded calibration's
-/// `timeless/rendezvous-late-wait` ([`rendezvous_late_wait_entries`]).
-pub const LATE_WAIT_ROUNDS: usize = 8;
-
-/// A round of [`LATE_WAIT_ROUNDS`] that moves no segment's wait by more than this many
-/// seconds ends them.
-pub const LATE_WAIT_TOLERANCE_SECS: f64 = 1e-10;
 
 /// What the calibration pipeline can fail with.
 #[derive(Debug, thiserror::Error)]
@@ -437,8 +427,65 @@ pub fn calibrate_network_files(
             .expect("written host"),
     ];
 
+    // The exchange first: a folded calibration's `timeless/rendezvous-late-wait` is fitted by
+    // replaying it, and the ping-pong is then replayed with the final configuration.
+    let mut exchanges = Vec::new();
+    // A folded benchmark's exchange, timed from each rank's barrier exit, starts with the
+    // skew of its longest pair (`exchange_skew_secs`), replayed as measured; without the
+    // unfolded measurements, with SimGrid's barrier (ranks released a wait apart). Two ranks
+    // leave Open MPI's two-process barrier together: replayed without.
+    let skew = match (&unfolded_base, &cal.flow_sharing) {
+        (Some((base, base_fit)), Some(sharing)) if sharing.flows > 2 => {
+            exchange_skew_secs(&m, base, base_fit, sharing.flows / 2)
+        }
+        _ => None,
+    };
+    if let Some(sharing) = cal.flow_sharing.clone() {
+        let n = sharing.points.len() as u64;
+        progress.begin(Stage::SimulateExchange, n);
+        let simulated = match skew {
+            Some(skew) => fit_rendezvous_late_wait(
+                &platform,
+                ends,
+                &sharing,
+                &cal.fit,
+                &mut cal.params,
+                skew,
+                scratch.path(),
+            )
+            .map_err(PipelineError::Measured)?,
+            None => {
+                let cfg = cal.params.cfg_items();
+                let mut out = Vec::with_capacity(sharing.points.len());
+                for p in &sharing.points {
+                    let one = [p.size_bytes];
+                    let (platform, flows, dir) = (&platform, sharing.flows, scratch.path());
+                    let r = if flows > 2 {
+                        simulate_exchange_after_barrier(platform, ends, flows, &cfg, &one, dir)
+                    } else {
+                        simulate_exchange(platform, ends, flows, &cfg, &one, dir)
+                    }
+                    .map_err(PipelineError::Measured)?;
+                    out.push(r[0].1);
+                    progress.step();
+                }
+                out
+            }
+        };
+        progress.position(n, n);
+        progress.end();
+        for (p, sim) in sharing.points.iter().zip(simulated) {
+            exchanges.push(ExchangeRow {
+                point: *p,
+                flows: sharing.flows,
+                model_secs: p.model_secs(sharing.aggregate_ratio, sharing.flows),
+                simulated_secs: sim,
+            });
+        }
+    }
+
     // Replay the ping-pong on the written platform, size by size.
-    let mut cfg = cal.params.cfg_items();
+    let cfg = cal.params.cfg_items();
     let medians = m.medians(Op::PingPong);
     // The benchmark's ping-pong ran on every measuring pair at once (the busy pairs of a
     // folded run): replayed the same way.
@@ -462,82 +509,6 @@ pub fn calibrate_network_files(
         progress.step();
     }
     progress.end();
-    let mut exchanges = Vec::new();
-    // A folded benchmark's exchange, timed from each rank's barrier exit, starts with the
-    // skew of its longest pair (`exchange_skew_secs`), replayed as measured; without the
-    // unfolded measurements, with SimGrid's barrier (ranks released a wait apart). Two ranks
-    // leave Open MPI's two-process barrier together: replayed without.
-    let skew = match (&unfolded_base, &cal.flow_sharing) {
-        (Some((base, base_fit)), Some(sharing)) if sharing.flows > 2 => {
-            exchange_skew_secs(&m, base, base_fit, sharing.flows / 2)
-        }
-        _ => None,
-    };
-    if let Some(sharing) = cal.flow_sharing.clone() {
-        let replay_all = |cfg: &[(String, String)], progress: &mut dyn Progress| {
-            progress.begin(Stage::SimulateExchange, sharing.points.len() as u64);
-            let mut out = Vec::with_capacity(sharing.points.len());
-            for p in &sharing.points {
-                let one = [p.size_bytes];
-                let (platform, flows, dir) = (&platform, sharing.flows, scratch.path());
-                let r = match skew {
-                    Some(skew) => {
-                        simulate_exchange_after_skew(platform, ends, flows, cfg, &one, skew, dir)
-                    }
-                    None if flows > 2 => {
-                        simulate_exchange_after_barrier(platform, ends, flows, cfg, &one, dir)
-                    }
-                    None => simulate_exchange(platform, ends, flows, cfg, &one, dir),
-                }
-                .map_err(PipelineError::Measured)?;
-                out.push(r[0].1);
-                progress.step();
-            }
-            progress.end();
-            Ok::<_, PipelineError>(out)
-        };
-        let mut simulated = replay_all(&cfg, progress)?;
-        if skew.is_some() {
-            // A rendezvous send whose receiver comes late (rank 0's, to its skewed partner)
-            // waits for its acknowledgement: a fixed cost, fitted where fixed costs dominate
-            // (outside the bandwidth regime) on the replay, then replayed; repeated while the
-            // wait moves (it overlaps the partner's `ois`, so one step falls short of it).
-            for _ in 0..LATE_WAIT_ROUNDS {
-                let rows: Vec<(u64, f64, f64)> = sharing
-                    .points
-                    .iter()
-                    .zip(&simulated)
-                    .filter(|(p, _)| !p.fitted)
-                    .map(|(p, &sim)| (p.size_bytes, p.measured_secs, sim))
-                    .collect();
-                let before = cal.params.rendezvous_late_wait.clone();
-                cal.params.rendezvous_late_wait = rendezvous_late_wait_entries(
-                    &rows,
-                    &cal.fit,
-                    cal.params.detached_thresh_bytes,
-                    &before,
-                );
-                let moved = (0..cal.fit.segments.len()).any(|k| {
-                    let at = |e: &[OverheadEntry]| e.get(k).map_or(0.0, |e| e.intercept_secs);
-                    (at(&cal.params.rendezvous_late_wait) - at(&before)).abs()
-                        > LATE_WAIT_TOLERANCE_SECS
-                });
-                if !moved {
-                    break;
-                }
-                cfg = cal.params.cfg_items();
-                simulated = replay_all(&cfg, progress)?;
-            }
-        }
-        for (p, sim) in sharing.points.iter().zip(simulated) {
-            exchanges.push(ExchangeRow {
-                point: *p,
-                flows: sharing.flows,
-                model_secs: p.model_secs(sharing.aggregate_ratio, sharing.flows),
-                simulated_secs: sim,
-            });
-        }
-    }
 
     let thresh = cal.params.detached_thresh_bytes;
     let rows: Vec<FitRow> = medians
