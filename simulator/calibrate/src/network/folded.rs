@@ -8,12 +8,25 @@
 //! wait per segment (a rendezvous needs the peer scheduled more than once: 4 ranks per core,
 //! 4 KiB – 32 KiB took 1.5–2.5 µs more than the 1-byte wait), concurrent flows sharing an
 //! aggregate m times a lone flow's bandwidth, m and the extra waits fitted on both series at
-//! once ([`fit_folded_sharing`]), and the unfolded `ois`. The folded exchange, timed from each
-//! rank's own barrier exit, also holds the ranks leaving the barrier a wait apart (4 ranks per
-//! core: about one wait more than a lone message); the replay of the benchmark with its barrier
-//! ([`crate::pingpong_sim::simulate_exchange_after_barrier`]) shows that, and fitting it into
-//! `ois` would charge every isend of a folded application a second wait (commsplit folded,
-//! replayed with it: +90–100 %).
+//! once ([`fit_folded_sharing`]), and the unfolded `ois`. Fitting what the folded exchange
+//! takes beyond its flows into `ois` would charge every isend of a folded application a second
+//! wait (commsplit folded, replayed with it: +90–100 %); the exchange is replayed as the
+//! benchmark times it instead (below).
+//!
+//! # The folded exchange as the benchmark times it
+//! Each rank times its exchange from its own barrier exit, and the exchange lasts the longest
+//! of the ranks. In a fold the ranks leave the barrier as their cores come round, each pair's
+//! two a wait for a core apart, so the first out of the slowest pair waits for its partner
+//! (1 B, 2 ranks per core: 5.9 µs against 2.6 µs one way). The replay
+//! ([`crate::pingpong_sim::simulate_exchange_after_skew`]) starts rank 1 that skew late:
+//! the median of the largest of the F/2 pairs' skews, each distributed as the folded
+//! ping-pong's waits ([`exchange_skew_secs`]). At rendezvous sizes the partner that comes
+//! late finds the request-to-send waiting, copies and acknowledges, and the sender, which
+//! yielded its core while it waited, sees the acknowledgement only once it gets a core again:
+//! `timeless/rendezvous-late-wait` (a replay option, 0 by default: SimGrid's rendezvous ends
+//! when the transfer does), per segment, fitted on the exchange by replaying it
+//! ([`fit_rendezvous_late_wait`], [`rendezvous_late_wait_entries`]). A ping-pong's receiver is
+//! always there first, so the ping-pong and its fit do not change.
 
 use std::path::Path;
 
@@ -184,9 +197,9 @@ pub fn added_wait_secs(
 /// is the wait for a core, added to every segment), and from `folded`, the busy pairs'
 /// benchmark, the sharing ratio m and an extra wait per segment ([`fit_folded_sharing`]).
 /// `ois` is not refitted on the folded exchange: what it takes beyond its flows there is the
-/// ranks leaving the barrier a wait apart (the replay of the benchmark,
-/// [`crate::pingpong_sim::simulate_exchange_after_barrier`], shows it), not a cost per
-/// message. Without a folded exchange (or with `opts.flow_sharing` false) the route is one
+/// ranks leaving the barrier a wait apart and a late receiver's acknowledgement (module docs,
+/// "The folded exchange as the benchmark times it"; the pipeline replays the first and fits
+/// the second, [`fit_rendezvous_late_wait`]), not a cost per message. Without a folded exchange (or with `opts.flow_sharing` false) the route is one
 /// SHARED link, the model of [`calibrate_network`] with the wait.
 ///
 /// # Errors

@@ -25,7 +25,9 @@
 //! and an extra wait per segment fitted on the folded ping-pong and exchange of the busy pairs
 //! ([`crate::network::calibrate_folded_network`]). The benchmark is replayed as it ran: the
 //! ping-pong on every measuring pair at once (the `exchange_ranks` count of the
-//! measurements), a folded exchange after its barrier.
+//! measurements), a folded exchange with the barrier-exit skew of its longest pair and, fitted
+//! on it, `timeless/rendezvous-late-wait` ([`crate::network::fit_rendezvous_late_wait`]);
+//! without `--unfolded`, a folded exchange after SimGrid's barrier.
 //!
 //! ```no_run
 //! use timeless_calibrate::pipeline::{calibrate_network_files, NetworkConfig, NoProgress};
@@ -370,7 +372,7 @@ pub fn calibrate_network_files(
                 first.first_size_bytes,
                 first.last_size_bytes,
                 if opts.flow_sharing && m.has(Op::Exchange) {
-                    "flow sharing and an extra wait per segment fitted on the folded ping-pong and exchange"
+                    "flow sharing and an extra wait per segment fitted on the folded ping-pong and exchange, the exchange replayed with its skew and a late receiver's wait (below)"
                 } else {
                     "one SHARED link"
                 }
@@ -440,6 +442,7 @@ pub fn calibrate_network_files(
         }
         _ => None,
     };
+    let mut exchange_note = None;
     if let Some(sharing) = cal.flow_sharing.clone() {
         let n = sharing.points.len() as u64;
         progress.begin(Stage::SimulateExchange, n);
@@ -474,6 +477,24 @@ pub fn calibrate_network_files(
         };
         progress.position(n, n);
         progress.end();
+        if let Some(skew) = skew {
+            let waits: Vec<String> = cal
+                .params
+                .rendezvous_late_wait
+                .iter()
+                .rev()
+                .map(|e| format!("S > {} B: {:.4e} s", e.threshold_bytes, e.intercept_secs))
+                .collect();
+            exchange_note = Some(format!(
+                "folded exchange replayed as the benchmark times it: rank 1 {skew:.4e} s late (the median of the largest of the {} pairs' barrier-exit skews, each distributed as the folded ping-pong's waits); a rendezvous send whose receiver comes late waits for its acknowledgement, timeless/rendezvous-late-wait fitted on the exchange outside the bandwidth regime: {}\n",
+                sharing.flows / 2,
+                if waits.is_empty() {
+                    "0 (not written)".to_string()
+                } else {
+                    waits.join("; ")
+                }
+            ));
+        }
         for (p, sim) in sharing.points.iter().zip(simulated) {
             exchanges.push(ExchangeRow {
                 point: *p,
@@ -550,6 +571,10 @@ pub fn calibrate_network_files(
         })
         .collect();
     let mut summary = summary(&cal, &rows, &source, &hosts, speed, cores, pp_ranks);
+    if let Some(note) = exchange_note {
+        let at = summary.find("one-way network time").unwrap_or(summary.len());
+        summary.insert_str(at, &note);
+    }
     if let Some(note) = unfolded_note {
         summary.insert_str(
             summary.find('\n').map_or(0, |i| i + 1),
