@@ -178,8 +178,9 @@ pub fn simulate_exchange_after_barrier(
 /// [`simulate_exchange`]) exchange, rank 1 starting `skew_secs` after the others (a `sleep`,
 /// the partner of rank 0 leaving the barrier later); each rank's own time runs from its start
 /// to its last completion, and the exchange lasts the longest of them, as the benchmark times
-/// it. With `skew_secs = 0` this is [`simulate_exchange`]. The other pairs start together:
-/// with the same flows and no skew, their exchange is never the longest.
+/// it. With `skew_secs = 0` this is [`simulate_exchange`]. The other pairs start together
+/// (only the slowest pair matters for the longest time; at bandwidth-bound sizes another pair,
+/// which shares the route with more flows at once, can be the longest).
 ///
 /// # Errors
 /// As [`simulate_exchange`].
