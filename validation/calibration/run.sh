@@ -21,10 +21,11 @@ timed "$target/release/timeless" calibrate network -n 2 --out "$out"
     --out "$out/segments4" --speed "$(sed -n 's/.*speed="\([^"]*\)f".*/\1/p' "$out/platform.xml")"
 rm "$out/segments4/pingpong.csv" # the same samples as "$out/pingpong.csv"
 # Folded (README, "Folded runs"): the unfolded lone flow with every message later by the wait
-# for a core that the folded ping-pong shows (--unfolded), an extra wait per segment, how
-# concurrent flows share the route and smpi/ois fitted on the busy pairs' ping-pong and exchange
-# (replayed as they ran: all pairs at once); the same host speed and eager/rendezvous switch (a
-# protocol property; a folded late receiver blurs its detection).
+# for a core that the folded ping-pong shows (--unfolded), an extra wait per segment and how
+# concurrent flows share the route fitted on the busy pairs' ping-pong and exchange (replayed as
+# they ran: all pairs at once, the exchange with its slowest pair's barrier-exit skew), and a late
+# receiver's wait (timeless/rendezvous-late-wait) fitted on the exchange; the same host speed and
+# eager/rendezvous switch (a protocol property; a folded late receiver blurs its detection).
 speed=$(sed -n 's/.*speed="\([^"]*\)f".*/\1/p' "$out/platform.xml")
 thresh=$(sed -n 's/^smpi\/send-is-detached-thresh://p' "$out/smpi.cfg")
 cores=$(nproc)

@@ -173,6 +173,59 @@ pub fn simulate_exchange_after_barrier(
     Ok(out)
 }
 
+/// Simulated times `(S, seconds)` of one exchange of a folded benchmark with its barrier-exit
+/// skew replayed as measured (`crate::network::exchange_skew_secs`): `ranks` ranks (placed as
+/// [`simulate_exchange`]) exchange, rank 1 starting `skew_secs` after the others (a `sleep`,
+/// the partner of rank 0 leaving the barrier later); each rank's own time runs from its start
+/// to its last completion, and the exchange lasts the longest of them, as the benchmark times
+/// it. With `skew_secs = 0` this is [`simulate_exchange`]. The other pairs start together
+/// (only the slowest pair matters for the longest time; at bandwidth-bound sizes another pair,
+/// which shares the route with more flows at once, can be the longest).
+///
+/// # Errors
+/// As [`simulate_exchange`].
+pub fn simulate_exchange_after_skew(
+    platform: &Platform,
+    hosts: [HostId; 2],
+    ranks: u64,
+    cfg: &[(String, String)],
+    sizes: &[u64],
+    skew_secs: f64,
+    scratch: &Path,
+) -> Result<Vec<(u64, f64)>, CalibrateError> {
+    let placement = pair_placement(hosts, ranks)?;
+    let mut out = Vec::with_capacity(sizes.len());
+    for &s in sizes {
+        let trace = skewed_exchange_trace(s, ranks, skew_secs);
+        let r = replay(platform, &placement, cfg, scratch, s, &trace)?;
+        let longest = r
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let start = if i == 1 { skew_secs } else { 0.0 };
+                e.finish_secs - e.init_secs - start
+            })
+            .fold(0.0, f64::max);
+        out.push((s, longest));
+    }
+    Ok(out)
+}
+
+/// The TI trace of [`simulate_exchange_after_skew`]: [`exchange_trace`] with rank 1 sleeping
+/// `skew_secs` first (no sleep when 0).
+pub fn skewed_exchange_trace(size_bytes: u64, ranks: u64, skew_secs: f64) -> String {
+    let s = size_bytes;
+    pairs_trace(ranks, |r, p| {
+        let sleep = if r == 1 && skew_secs > 0.0 {
+            format!("{r} sleep {skew_secs:e}\n")
+        } else {
+            String::new()
+        };
+        format!("{sleep}{r} irecv {p} 0 {s}\n{r} isend {p} 0 {s}\n{r} waitall\n")
+    })
+}
+
 /// `ranks` ranks in a `barrier`, then (with a size) the exchange of [`exchange_trace`].
 fn barrier_trace(ranks: u64, size_bytes: Option<u64>) -> String {
     pairs_trace(ranks, |r, p| match size_bytes {

@@ -130,6 +130,11 @@ pub struct SimgridParams {
     pub ois: Vec<OverheadEntry>,
     /// `smpi/send-is-detached-thresh` in bytes: sends of fewer bytes are eager.
     pub detached_thresh_bytes: u64,
+    /// `timeless/rendezvous-late-wait` (a timeless key, not SimGrid's): what a rendezvous send
+    /// whose receiver comes late waits beyond its transfer, per segment
+    /// ([`crate::network::rendezvous_late_wait_entries`]). Empty (not written) but for a
+    /// folded calibration.
+    pub rendezvous_late_wait: Vec<OverheadEntry>,
 }
 
 /// Factor thresholds for the segments of `fit`: 0 for the first, `first_size + 15` after.
@@ -219,7 +224,7 @@ impl SimgridParams {
     /// The `KEY:VALUE` settings, in a fixed order: `smpi/lat-factor`, `smpi/bw-factor`,
     /// `smpi/os`, `smpi/or`, `smpi/ois`, `smpi/send-is-detached-thresh`.
     pub fn cfg_items(&self) -> Vec<(String, String)> {
-        vec![
+        let mut items = vec![
             ("smpi/lat-factor".into(), format_factors(&self.lat_factor)),
             ("smpi/bw-factor".into(), format_factors(&self.bw_factor)),
             ("smpi/os".into(), format_overheads(&self.os)),
@@ -229,12 +234,19 @@ impl SimgridParams {
                 "smpi/send-is-detached-thresh".into(),
                 self.detached_thresh_bytes.to_string(),
             ),
-        ]
+        ];
+        if !self.rendezvous_late_wait.is_empty() {
+            items.push((
+                "timeless/rendezvous-late-wait".into(),
+                format_overheads(&self.rendezvous_late_wait),
+            ));
+        }
+        items
     }
 
     /// The configuration file `timeless simulate --cfg-file` reads: `#` comment lines (each line
     /// of `header` is prefixed with `# `), then one `KEY:VALUE` per line. For smpirun, pass each
-    /// line as `--cfg=KEY:VALUE`.
+    /// line as `--cfg=KEY:VALUE`, but for `timeless/` keys (SimGrid does not know them).
     pub fn cfg_file(&self, header: &str) -> String {
         let mut out = String::new();
         for l in header.lines() {
@@ -361,10 +373,30 @@ mod tests {
             or: vec![],
             ois: vec![],
             detached_thresh_bytes: 4096,
+            rendezvous_late_wait: vec![],
         };
         assert_eq!(
             p.cfg_file("calibrated\nby hand"),
             "# calibrated\n# by hand\nsmpi/lat-factor:1039:2;0:1.5\nsmpi/bw-factor:0:0.5\nsmpi/os:0:1e-6:1e-10\nsmpi/or:0:0:0\nsmpi/ois:0:0:0\nsmpi/send-is-detached-thresh:4096\n"
         );
+        // A folded calibration's late-receiver wait is written after them.
+        let folded = SimgridParams {
+            rendezvous_late_wait: vec![
+                OverheadEntry {
+                    threshold_bytes: 0,
+                    intercept_secs: 0.0,
+                    slope_secs_per_byte: 0.0,
+                },
+                OverheadEntry {
+                    threshold_bytes: 4095,
+                    intercept_secs: 3e-6,
+                    slope_secs_per_byte: 0.0,
+                },
+            ],
+            ..p
+        };
+        assert!(folded
+            .cfg_file("")
+            .ends_with("smpi/send-is-detached-thresh:4096\ntimeless/rendezvous-late-wait:4095:3e-6:0e0;0:0e0:0e0\n"));
     }
 }

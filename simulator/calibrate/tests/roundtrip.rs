@@ -689,3 +689,145 @@ fn exchange_after_barrier_adds_the_barrier_skew() {
     let none = simulate_exchange_after_barrier(&p, ends, 4, &true_cfg(), &[], dir.path()).unwrap();
     assert!(none.is_empty());
 }
+
+/// `timeless/rendezvous-late-wait` in the replay, by hand on P1's pair route with every send a
+/// rendezvous (`smpi/send-is-detached-thresh:0`) and no overheads: H = 7 µs, skew σ = 20 µs.
+/// A ping-pong's receiver is always posted first: its round trip does not change. The
+/// exchange started together has no late receiver: E0, as `simulate_exchange`. With rank 1
+/// σ late (2 ranks), rank 1's two transfers start at σ and last as E0's (the same two flows),
+/// so rank 1's own time is E0 and rank 0's σ + E0; with the wait, rank 0's send, found by the
+/// late rank 1, completes H after its transfer: σ + E0 + H. With 4 ranks the skewed pair
+/// shares the route less (the other pair started σ earlier), and the wait still adds H. A
+/// detached send (1000 B under a 65536 B threshold) has no wait.
+#[test]
+fn rendezvous_late_wait_by_hand() {
+    use timeless_calibrate::pingpong_sim::simulate_exchange_after_skew;
+    let p = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &p1_pair_link(),
+        "P1 pair",
+    ));
+    let ends = ids(&p, "h0", "h1");
+    let dir = tempfile::tempdir().unwrap();
+    let (h, skew) = (7e-6, 20e-6);
+    let plain = kv(&[("smpi/send-is-detached-thresh", "0")]);
+    let mut late = plain.clone();
+    late.push(("timeless/rendezvous-late-wait".into(), format!("0:{h:e}:0")));
+    let sizes = [1u64, 1000, 1_000_000];
+    let rtt = simulate_pingpong(&p, ends, &plain, &sizes, dir.path()).unwrap();
+    assert_eq!(
+        simulate_pingpong(&p, ends, &late, &sizes, dir.path()).unwrap(),
+        rtt
+    );
+    for ranks in [2u64, 4] {
+        let e0 = simulate_exchange(&p, ends, ranks, &plain, &sizes, dir.path()).unwrap();
+        let run = |cfg: &[(String, String)], skew: f64| {
+            simulate_exchange_after_skew(&p, ends, ranks, cfg, &sizes, skew, dir.path()).unwrap()
+        };
+        assert_eq!(run(&late, 0.0), e0, "{ranks} ranks together");
+        for ((a, b), (s, e)) in run(&plain, skew).iter().zip(run(&late, skew)).zip(&e0) {
+            assert_eq!((a.0, b.0), (*s, *s));
+            if ranks == 2 {
+                assert!(within(a.1, skew + e, 1e-9), "{a:?} vs {e}");
+            }
+            assert!(within(b.1, a.1 + h, 1e-9), "{ranks}: {b:?} vs {a:?}");
+        }
+    }
+    // Detached: the sender is done at once, nothing to wait for.
+    let mut eager = late.clone();
+    eager[0].1 = "65536".into();
+    let detached = |cfg: &[(String, String)]| {
+        simulate_exchange_after_skew(&p, ends, 2, cfg, &[1000], skew, dir.path()).unwrap()
+    };
+    assert_eq!(
+        detached(&eager),
+        detached(&kv(&[("smpi/send-is-detached-thresh", "65536")]))
+    );
+}
+
+/// The late wait recovered from our own simulator's folded exchange
+/// (`fit_rendezvous_late_wait`): the calibrated lone flow of `true_cfg` with rendezvous from
+/// 1024 B and a true wait of 30 µs on the second segment (2048–32768 B), 4 ranks exchanging
+/// with rank 1 40 µs late. Fitted on the sizes outside the bandwidth regime (2048, 4096 and
+/// 8192 B of the second segment, 1024 B of the first), the fit gives back 30 µs and 0 (the
+/// first round falls short by the partner's `ois`, which the wait overlaps; the second
+/// closes it), and the replay with it reproduces the "measured" exchange at every size.
+#[test]
+fn folded_late_wait_recovers_our_own_simulator() {
+    use timeless_calibrate::network::{fit_flow_sharing, fit_rendezvous_late_wait};
+    use timeless_calibrate::pingpong_sim::simulate_exchange_after_skew;
+    use timeless_calibrate::simgrid::OverheadEntry;
+    let dir = tempfile::tempdir().unwrap();
+    let lone = load(&platform_xml(&hosts(&["h0", "h1"]), &p1_link(), "lone"));
+    let rtt = simulate_pingpong(
+        &lone,
+        ids(&lone, "h0", "h1"),
+        &true_cfg(),
+        &sizes(),
+        dir.path(),
+    )
+    .unwrap();
+    let mut m = measurements(&rtt);
+    let opts = NetworkOptions {
+        latency_secs: Some(50e-6),
+        bandwidth_bytes_per_sec: Some(125e6),
+        flow_sharing: false,
+        ..NetworkOptions::default()
+    };
+    let cal = calibrate_network(&m, &opts).unwrap();
+    let p = load(&platform_xml(&hosts(&["h0", "h1"]), &cal.link, "calibrated"));
+    let ends = ids(&p, "h0", "h1");
+    let mut params = cal.params.clone();
+    params.detached_thresh_bytes = 1024;
+    let mut truth = params.clone();
+    truth.rendezvous_late_wait = vec![
+        OverheadEntry {
+            threshold_bytes: 0,
+            intercept_secs: 0.0,
+            slope_secs_per_byte: 0.0,
+        },
+        OverheadEntry {
+            threshold_bytes: 2047,
+            intercept_secs: 30e-6,
+            slope_secs_per_byte: 0.0,
+        },
+        OverheadEntry {
+            threshold_bytes: 65535,
+            intercept_secs: 0.0,
+            slope_secs_per_byte: 0.0,
+        },
+    ];
+    let skew = 40e-6;
+    let measured =
+        simulate_exchange_after_skew(&p, ends, 4, &truth.cfg_items(), &sizes(), skew, dir.path())
+            .unwrap();
+    m.push(Op::ExchangeRanks, 4, 0.0);
+    for &(s, t) in &measured {
+        m.push(Op::Exchange, s, t);
+    }
+    let sharing = fit_flow_sharing(&m, &cal.fit, &params, 1)
+        .unwrap()
+        .expect("exchange measured");
+    let not_regime: Vec<u64> = sharing
+        .points
+        .iter()
+        .filter(|q| !q.fitted && q.size_bytes >= 1024)
+        .map(|q| q.size_bytes)
+        .collect();
+    assert_eq!(not_regime, [1024, 2048, 4096, 8192]);
+    let replayed =
+        fit_rendezvous_late_wait(&p, ends, &sharing, &cal.fit, &mut params, skew, dir.path())
+            .unwrap();
+    let w = &params.rendezvous_late_wait;
+    assert_eq!(w.len(), 3, "{w:?}");
+    assert_eq!(
+        w.iter().map(|e| e.threshold_bytes).collect::<Vec<_>>(),
+        [0, 2047, 65535]
+    );
+    assert!(w[0].intercept_secs.abs() < 1e-15, "{w:?}");
+    assert!(within(w[1].intercept_secs, 30e-6, 1e-9), "{w:?}");
+    assert_eq!(w[2].intercept_secs, 0.0, "no size outside the bandwidth regime");
+    for ((s, want), got) in measured.iter().zip(&replayed) {
+        assert!(within(*got, *want, 1e-9), "S = {s}: {got} vs {want}");
+    }
+}

@@ -49,6 +49,16 @@ pub struct ReplayConfig {
     /// the wait (an MPI library that spins a while, then blocks or yields); each time the rank
     /// blocks again, it spins again. Infinite: it polls for the whole wait.
     pub poll_spin_secs: f64,
+    /// `timeless/rendezvous-late-wait` (0 at every size; a timeless extension, not a SimGrid
+    /// key), by size as `smpi/ois` (`THRESH:SECS:SECS_PER_BYTE;...`): a rendezvous send
+    /// (S >= `smpi/send-is-detached-thresh`) whose receive is posted after it completes this
+    /// much after its transfer ends. In a run folded several ranks per core, the late receiver
+    /// finds the request-to-send waiting, copies the data and acknowledges; the sender, which
+    /// yielded its core while it waited, sees the acknowledgement only once it gets a core
+    /// again. An early receiver (a ping-pong's) is unaffected. 0: SimGrid's rendezvous, the
+    /// sender done when the transfer is. `timeless calibrate network --fold K` fits it on the
+    /// folded exchange (README "Folded runs").
+    pub rendezvous_late_wait: PiecewiseFactor,
     /// `smpi/<coll>` algorithm choices.
     pub colls: CollectiveConfig,
 }
@@ -73,6 +83,8 @@ impl Default for ReplayConfig {
             simulate_computation: true,
             poll_cpu_share: 0.0,
             poll_spin_secs: f64::INFINITY,
+            rendezvous_late_wait: PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_OVERHEAD, 2)
+                .expect("valid default"),
             colls: CollectiveConfig::default(),
         }
     }
@@ -185,6 +197,7 @@ impl ReplayConfig {
             "smpi/simulate-computation" => self.simulate_computation = parse_bool(key, value)?,
             "timeless/poll-cpu-share" => self.poll_cpu_share = parse_f64(key, value)?,
             "timeless/poll-spin-secs" => self.poll_spin_secs = parse_f64(key, value)?,
+            "timeless/rendezvous-late-wait" => self.rendezvous_late_wait = factor(1)?,
             k if NO_EFFECT_KEYS.contains(&k) => return Ok(KeyEffect::Ignored),
             _ => {
                 return match self.colls.set(key, value) {
@@ -229,5 +242,12 @@ mod tests {
             .unwrap_err()
             .contains("needs 1 value"));
         assert!(c.set("nocolon").unwrap_err().contains("not KEY:VALUE"));
+        assert!(c.rendezvous_late_wait.is_zero(), "off by default");
+        assert_eq!(
+            c.set("timeless/rendezvous-late-wait:4095:3e-6:0;0:1e-7:0"),
+            Ok(KeyEffect::Applied)
+        );
+        assert!((c.rendezvous_late_wait.overhead_secs(8192.0) - 3e-6).abs() < 1e-18);
+        assert!((c.rendezvous_late_wait.overhead_secs(1000.0) - 1e-7).abs() < 1e-18);
     }
 }

@@ -52,6 +52,8 @@ pub struct PendingSend {
     pub detached: bool,
     /// Already moving (`smpi/async-small-thresh`): its transfer.
     pub eager: Option<TransferId>,
+    /// Date the send was posted.
+    pub posted_secs: f64,
 }
 
 /// A message in flight.
@@ -63,6 +65,10 @@ pub struct Transfer {
     pub recv_req: Option<ReqId>,
     /// The bytes have arrived.
     pub done: bool,
+    /// Seconds the sender's request completes after the transfer ends
+    /// (`timeless/rendezvous-late-wait`, for a rendezvous send whose receiver came late); 0
+    /// otherwise.
+    pub send_late_wait_secs: f64,
 }
 
 #[derive(Debug, Default)]

@@ -33,6 +33,9 @@ enum Owner {
     Transfer(TransferId),
     /// The poll of a blocked rank (`timeless/poll-cpu-share`), done when its spin ends.
     Poll(u32),
+    /// The wait of a rendezvous send whose receiver came late (`timeless/rendezvous-late-wait`):
+    /// the request completes when it ends.
+    LateWait(ReqId),
 }
 
 struct Route {
@@ -60,6 +63,10 @@ pub struct Simulation<'p> {
     finished: usize,
     ops: Vec<Op>,
     done: Vec<ActivityId>,
+    /// Rendezvous sends whose transfer ended this step and that wait
+    /// `timeless/rendezvous-late-wait` seconds more: started once every completed activity of
+    /// the step is handled (a new activity may reuse the id of one not yet handled).
+    late_waits: Vec<(ReqId, f64)>,
     actions: u64,
     warnings: Vec<String>,
     comms: Comms,
@@ -168,6 +175,7 @@ impl<'p> Simulation<'p> {
             finished: 0,
             ops: Vec::new(),
             done: Vec::new(),
+            late_waits: Vec::new(),
             actions: 0,
             warnings: Vec::new(),
             comms: Comms::with_jobs(&sizes),
@@ -210,6 +218,10 @@ impl<'p> Simulation<'p> {
             }
             for &a in &done {
                 self.on_activity_done(a);
+            }
+            for (q, secs) in std::mem::take(&mut self.late_waits) {
+                let w = self.engine.start_sleep(secs);
+                self.set_owner(w, Owner::LateWait(q));
             }
             self.done = done;
         }
@@ -958,6 +970,7 @@ impl<'p> Simulation<'p> {
                     bytes,
                     detached,
                     eager: Some(t),
+                    posted_secs: now,
                 },
             );
         } else {
@@ -970,6 +983,7 @@ impl<'p> Simulation<'p> {
                     bytes,
                     detached,
                     eager: None,
+                    posted_secs: now,
                 },
             );
         }
@@ -1020,7 +1034,16 @@ impl<'p> Simulation<'p> {
                     }
                 }
                 None => {
-                    self.start_transfer(src, r, ps.bytes, ps.detached, ps.req, Some(req))?;
+                    let t =
+                        self.start_transfer(src, r, ps.bytes, ps.detached, ps.req, Some(req))?;
+                    // A rendezvous send found by a receiver posted after it (strictly later:
+                    // posts at the same date are not late): its sender sees the
+                    // acknowledgement a `timeless/rendezvous-late-wait` after the transfer.
+                    let late = &self.cfg.rendezvous_late_wait;
+                    if ps.req.is_some() && !late.is_zero() && self.engine.now() > ps.posted_secs {
+                        self.mail.transfers[t as usize].send_late_wait_secs =
+                            late.overhead_secs(ps.bytes as f64).max(0.0);
+                    }
                 }
             }
         } else {
@@ -1126,6 +1149,7 @@ impl<'p> Simulation<'p> {
             send_req,
             recv_req,
             done: false,
+            send_late_wait_secs: 0.0,
         });
         self.set_owner(act, Owner::Transfer(t));
         for q in [send_req, recv_req].into_iter().flatten() {
@@ -1162,7 +1186,14 @@ impl<'p> Simulation<'p> {
             Owner::Transfer(t) => {
                 let tr = self.mail.transfers[t as usize];
                 self.mail.transfers[t as usize].done = true;
-                for q in [tr.send_req, tr.recv_req].into_iter().flatten() {
+                if let Some(q) = tr.send_req {
+                    if tr.send_late_wait_secs > 0.0 {
+                        self.late_waits.push((q, tr.send_late_wait_secs));
+                    } else {
+                        self.complete_request(q);
+                    }
+                }
+                if let Some(q) = tr.recv_req {
                     self.complete_request(q);
                 }
                 if tr.recv_req.is_some() {
@@ -1170,6 +1201,7 @@ impl<'p> Simulation<'p> {
                 }
             }
             Owner::Poll(r) => self.ranks[r as usize].poll = None,
+            Owner::LateWait(q) => self.complete_request(q),
             Owner::None => {}
         }
     }

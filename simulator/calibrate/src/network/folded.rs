@@ -8,18 +8,36 @@
 //! wait per segment (a rendezvous needs the peer scheduled more than once: 4 ranks per core,
 //! 4 KiB – 32 KiB took 1.5–2.5 µs more than the 1-byte wait), concurrent flows sharing an
 //! aggregate m times a lone flow's bandwidth, m and the extra waits fitted on both series at
-//! once ([`fit_folded_sharing`]), and the unfolded `ois`. The folded exchange, timed from each
-//! rank's own barrier exit, also holds the ranks leaving the barrier a wait apart (4 ranks per
-//! core: about one wait more than a lone message); the replay of the benchmark with its barrier
-//! ([`crate::pingpong_sim::simulate_exchange_after_barrier`]) shows that, and fitting it into
-//! `ois` would charge every isend of a folded application a second wait (commsplit folded,
-//! replayed with it: +90–100 %).
+//! once ([`fit_folded_sharing`]), and the unfolded `ois`. Fitting what the folded exchange
+//! takes beyond its flows into `ois` would charge every isend of a folded application a second
+//! wait (commsplit folded, replayed with it: +90–100 %); the exchange is replayed as the
+//! benchmark times it instead (below).
+//!
+//! # The folded exchange as the benchmark times it
+//! Each rank times its exchange from its own barrier exit, and the exchange lasts the longest
+//! of the ranks. In a fold the ranks leave the barrier as their cores come round, each pair's
+//! two a wait for a core apart, so the first out of the slowest pair waits for its partner
+//! (1 B, 2 ranks per core: 5.9 µs against 2.6 µs one way). The replay
+//! ([`crate::pingpong_sim::simulate_exchange_after_skew`]) starts rank 1 that skew late:
+//! the median of the largest of the F/2 pairs' skews, each distributed as the folded
+//! ping-pong's waits ([`exchange_skew_secs`]). At rendezvous sizes the partner that comes
+//! late finds the request-to-send waiting, copies and acknowledges, and the sender, which
+//! yielded its core while it waited, sees the acknowledgement only once it gets a core again:
+//! `timeless/rendezvous-late-wait` (a replay option, 0 by default: SimGrid's rendezvous ends
+//! when the transfer does), per segment, fitted on the exchange by replaying it
+//! ([`fit_rendezvous_late_wait`], [`rendezvous_late_wait_entries`]). A ping-pong's receiver is
+//! always there first, so the ping-pong and its fit do not change.
+
+use std::path::Path;
+
+use timeless_platform::{HostId, Platform};
 
 use super::exchange::{exchange_points, exchange_ranks, too_few_exchange_sizes};
 use super::{calibrate_network, finish, FlowSharing, NetworkCalibration, NetworkOptions};
 use crate::fit::PiecewiseFit;
 use crate::measurement::{median, Measurements, Op};
-use crate::simgrid::{overhead_at, SimgridParams};
+use crate::pingpong_sim::simulate_exchange_after_skew;
+use crate::simgrid::{overhead_at, OverheadEntry, SimgridParams};
 use crate::CalibrateError;
 
 /// Number of candidate ratios of [`fit_folded_sharing`]'s grid over [1, F], before the
@@ -179,9 +197,9 @@ pub fn added_wait_secs(
 /// is the wait for a core, added to every segment), and from `folded`, the busy pairs'
 /// benchmark, the sharing ratio m and an extra wait per segment ([`fit_folded_sharing`]).
 /// `ois` is not refitted on the folded exchange: what it takes beyond its flows there is the
-/// ranks leaving the barrier a wait apart (the replay of the benchmark,
-/// [`crate::pingpong_sim::simulate_exchange_after_barrier`], shows it), not a cost per
-/// message. Without a folded exchange (or with `opts.flow_sharing` false) the route is one
+/// ranks leaving the barrier a wait apart and a late receiver's acknowledgement (module docs,
+/// "The folded exchange as the benchmark times it"; the pipeline replays the first and fits
+/// the second, [`fit_rendezvous_late_wait`]), not a cost per message. Without a folded exchange (or with `opts.flow_sharing` false) the route is one
 /// SHARED link, the model of [`calibrate_network`] with the wait.
 ///
 /// # Errors
@@ -212,4 +230,161 @@ pub fn calibrate_folded_network(
         flow_sharing,
         opts,
     )
+}
+
+/// The barrier-exit skew of a folded exchange's longest pair, seconds: what the benchmark's
+/// exchange, timed from each rank's own barrier exit and lasting the longest of the ranks,
+/// starts with (module docs, "The folded exchange as the benchmark times it"). Each rank leaves
+/// the barrier when its core comes round, so each pair's ranks leave it a wait for a core apart,
+/// distributed as the folded ping-pong's waits: every sample's one-way time (half the round
+/// trip) minus the unfolded median one-way time at its size, over the sizes of
+/// `unfolded_fit`'s first segment (those of [`added_wait_secs`]). The exchange lasts as long as
+/// the pair with the largest of the `pairs` skews, whose median is the `0.5^(1/pairs)`
+/// quantile of the waits (`P(max <= x) = F(x)^pairs`): the smallest wait `w_(i)` with
+/// `i >= 0.5^(1/pairs)·N`, N waits in increasing order. One pair: the median wait (the lower
+/// one for an even N). At least 0; `None` without a sample of a size in both sets.
+pub fn exchange_skew_secs(
+    folded: &Measurements,
+    unfolded: &Measurements,
+    unfolded_fit: &PiecewiseFit,
+    pairs: u64,
+) -> Option<f64> {
+    let first = unfolded_fit.segments.first()?;
+    let mut waits: Vec<f64> = Vec::new();
+    for p in unfolded.medians(Op::PingPong).iter().filter(|p| {
+        p.size_bytes >= first.first_size_bytes && p.size_bytes <= first.last_size_bytes
+    }) {
+        waits.extend(
+            folded
+                .samples
+                .iter()
+                .filter(|s| s.op == Op::PingPong && s.size_bytes == p.size_bytes)
+                .map(|s| (s.time_secs - p.time_secs) / 2.0),
+        );
+    }
+    if waits.is_empty() {
+        return None;
+    }
+    waits.sort_by(f64::total_cmp);
+    let q = 0.5f64.powf(1.0 / pairs.max(1) as f64);
+    let i = ((q * waits.len() as f64).ceil() as usize).clamp(1, waits.len());
+    Some(waits[i - 1].max(0.0))
+}
+
+/// `timeless/rendezvous-late-wait` for a folded calibration (module docs), one round of its
+/// fit: per segment of `fit`, the segment's wait in `current` (0 without an entry) plus the
+/// median, over the segment's exchange sizes of at least `detached_thresh_bytes` (the
+/// rendezvous sends the wait applies to), of the measured minus the replayed exchange, at least
+/// 0; `exchange` holds `(S, measured, replayed with current)` for the sizes to fit on (the
+/// pipeline passes those outside the bandwidth regime, where a fixed cost shows). A segment
+/// without such sizes keeps its wait. Thresholds as [`exchange_overhead_entries`]: 0 for the
+/// first segment, its first size − 1 after. Empty when every wait is 0 (nothing to write).
+/// The pipeline repeats replay and round until no wait moves: the wait overlaps what the late
+/// rank's partner pays anyway (its `ois`), so the replay grows by less than the wait when it
+/// is short.
+///
+/// [`exchange_overhead_entries`]: super::exchange_overhead_entries
+pub fn rendezvous_late_wait_entries(
+    exchange: &[(u64, f64, f64)],
+    fit: &PiecewiseFit,
+    detached_thresh_bytes: u64,
+    current: &[OverheadEntry],
+) -> Vec<OverheadEntry> {
+    let entries: Vec<OverheadEntry> = fit
+        .segments
+        .iter()
+        .enumerate()
+        .map(|(k, seg)| {
+            let diffs: Vec<f64> = exchange
+                .iter()
+                .filter(|&&(s, _, _)| s >= detached_thresh_bytes && fit.segment_index(s) == k)
+                .map(|&(_, measured, replayed)| measured - replayed)
+                .collect();
+            let now = current.get(k).map_or(0.0, |e| e.intercept_secs);
+            OverheadEntry {
+                threshold_bytes: if k == 0 {
+                    0
+                } else {
+                    seg.first_size_bytes.saturating_sub(1)
+                },
+                intercept_secs: median(&diffs).map_or(now, |d| (now + d).max(0.0)),
+                slope_secs_per_byte: 0.0,
+            }
+        })
+        .collect();
+    if entries.iter().all(|e| e.intercept_secs == 0.0) {
+        Vec::new()
+    } else {
+        entries
+    }
+}
+
+/// At most this many fit-and-replay rounds in [`fit_rendezvous_late_wait`].
+pub const LATE_WAIT_ROUNDS: usize = 8;
+
+/// A round of [`fit_rendezvous_late_wait`] that moves no segment's wait by more than this many
+/// seconds is its last.
+pub const LATE_WAIT_TOLERANCE_SECS: f64 = 1e-10;
+
+/// Fits `timeless/rendezvous-late-wait` on a folded exchange by replaying it as the benchmark
+/// times it ([`simulate_exchange_after_skew`] with `skew_secs`, the longest pair's skew,
+/// [`exchange_skew_secs`]) on `platform` with `params`: replay every size of `sharing.points`,
+/// one round of [`rendezvous_late_wait_entries`] on those outside the bandwidth regime (a wait
+/// is a fixed cost, seen where fixed costs dominate), into `params.rendezvous_late_wait`, and
+/// again, until no segment's wait moves by more than [`LATE_WAIT_TOLERANCE_SECS`] (at most
+/// [`LATE_WAIT_ROUNDS`] rounds). Returns the exchange times replayed with the final
+/// `params`, in the order of `sharing.points`.
+///
+/// # Errors
+/// Those of [`simulate_exchange_after_skew`].
+pub fn fit_rendezvous_late_wait(
+    platform: &Platform,
+    hosts: [HostId; 2],
+    sharing: &FlowSharing,
+    fit: &PiecewiseFit,
+    params: &mut SimgridParams,
+    skew_secs: f64,
+    scratch: &Path,
+) -> Result<Vec<f64>, CalibrateError> {
+    let replay_all = |params: &SimgridParams| -> Result<Vec<f64>, CalibrateError> {
+        let cfg = params.cfg_items();
+        let sizes: Vec<u64> = sharing.points.iter().map(|p| p.size_bytes).collect();
+        let r = simulate_exchange_after_skew(
+            platform,
+            hosts,
+            sharing.flows,
+            &cfg,
+            &sizes,
+            skew_secs,
+            scratch,
+        )?;
+        Ok(r.into_iter().map(|(_, t)| t).collect())
+    };
+    let mut simulated = replay_all(params)?;
+    for _ in 0..LATE_WAIT_ROUNDS {
+        let rows: Vec<(u64, f64, f64)> = sharing
+            .points
+            .iter()
+            .zip(&simulated)
+            .filter(|(p, _)| !p.fitted)
+            .map(|(p, &sim)| (p.size_bytes, p.measured_secs, sim))
+            .collect();
+        let before = params.rendezvous_late_wait.clone();
+        params.rendezvous_late_wait = rendezvous_late_wait_entries(
+            &rows,
+            fit,
+            params.detached_thresh_bytes,
+            &before,
+        );
+        let at = |e: &[OverheadEntry], k: usize| e.get(k).map_or(0.0, |e| e.intercept_secs);
+        let moved = (0..fit.segments.len()).any(|k| {
+            (at(&params.rendezvous_late_wait, k) - at(&before, k)).abs()
+                > LATE_WAIT_TOLERANCE_SECS
+        });
+        if !moved {
+            break;
+        }
+        simulated = replay_all(params)?;
+    }
+    Ok(simulated)
 }

@@ -33,7 +33,9 @@ pub use exchange::{
     BANDWIDTH_REGIME_SHARE, NEGLIGIBLE_OVERHEAD_SECS,
 };
 pub use folded::{
-    added_wait_secs, calibrate_folded_network, fit_folded_sharing, FoldedSharing, RATIO_GRID_STEPS,
+    added_wait_secs, calibrate_folded_network, exchange_skew_secs, fit_folded_sharing,
+    fit_rendezvous_late_wait, rendezvous_late_wait_entries, FoldedSharing, LATE_WAIT_ROUNDS,
+    LATE_WAIT_TOLERANCE_SECS, RATIO_GRID_STEPS,
 };
 pub use pingpong::{calibrate_network, detect_detached_thresh, DEFAULT_DETACHED_THRESH_BYTES};
 

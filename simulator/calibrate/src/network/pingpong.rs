@@ -181,6 +181,7 @@ pub fn calibrate_network(
         or,
         ois,
         detached_thresh_bytes: thresh,
+        rendezvous_late_wait: Vec::new(),
     };
     let flow_sharing = if opts.flow_sharing {
         fit_flow_sharing(m, &fit, &params, opts.min_points)?

@@ -47,6 +47,7 @@ fn flow_sharing_by_hand() {
         or: vec![],
         ois: vec![],
         detached_thresh_bytes: 0,
+        rendezvous_late_wait: Vec::new(),
     };
     let exchanges = |u: f64| {
         let mut m = Measurements::default();
@@ -123,6 +124,7 @@ fn call_cost(ois_secs: f64) -> SimgridParams {
             slope_secs_per_byte: 0.0,
         }],
         detached_thresh_bytes: 0,
+        rendezvous_late_wait: Vec::new(),
     }
 }
 
@@ -218,6 +220,92 @@ fn added_wait_by_hand() {
     let mut other = Measurements::default();
     other.push(Op::PingPong, 8, 1e-6);
     assert_eq!(added_wait_secs(&other, &unfolded, &fit), None);
+}
+
+/// By hand: the unfolded one-way time at 1 and 2 B is 1 µs (round trips of 2 µs), the folded
+/// ping-pong's 10 round trips at 1 B and 2 B are 4, 6, ..., 22 µs: one-way waits of
+/// 1, 2, ..., 10 µs. The median of the largest of n waits is the smallest w_(i) with
+/// i >= 0.5^(1/n)·10: n = 1: i = 5 (5 µs, the lower median); n = 2: 0.7071 → i = 8 (8 µs);
+/// n = 4: 0.8409 → i = 9 (9 µs). A size outside the first segment (1024 B) does not count.
+#[test]
+fn exchange_skew_by_hand() {
+    use crate::fit::Segment;
+    let fit = PiecewiseFit {
+        offset_bytes: 16.0,
+        segments: vec![Segment {
+            first_size_bytes: 1,
+            last_size_bytes: 2,
+            intercept_secs: 1e-6,
+            slope_secs_per_byte: 0.0,
+            points: 2,
+        }],
+        relative_rms: 0.0,
+    };
+    let mut unfolded = Measurements::default();
+    for s in [1, 2, 1024] {
+        unfolded.push(Op::PingPong, s, 2e-6);
+    }
+    let mut folded = Measurements::default();
+    for w in 1..=10 {
+        let s = if w % 2 == 0 { 1 } else { 2 };
+        folded.push(Op::PingPong, s, 2e-6 + 2.0 * w as f64 * 1e-6);
+    }
+    folded.push(Op::PingPong, 1024, 1.0);
+    for (pairs, want) in [(1, 5e-6), (2, 8e-6), (4, 9e-6)] {
+        let got = exchange_skew_secs(&folded, &unfolded, &fit, pairs).unwrap();
+        assert!((got - want).abs() < 1e-15, "{pairs} pairs: {got}");
+    }
+    // Faster than unfolded: no skew. No size in both: none.
+    assert_eq!(exchange_skew_secs(&unfolded, &folded, &fit, 2), Some(0.0));
+    let mut other = Measurements::default();
+    other.push(Op::PingPong, 8, 1e-6);
+    assert_eq!(exchange_skew_secs(&other, &unfolded, &fit, 2), None);
+}
+
+/// By hand: segments [1, 1000] and [2000, 8000], rendezvous from 500 B. Rows at 100 B
+/// (eager: not counted), 600, 800, 900 B (residuals 2, 3, 0.5 µs: median 2 µs) and 2000,
+/// 4000 B (4 and 2 µs: median 3 µs). From those waits, residuals of 0 move nothing; a
+/// residual of −5 µs takes the second segment's wait to 0 (not below); all waits 0 write
+/// nothing.
+#[test]
+fn rendezvous_late_wait_by_hand() {
+    use crate::fit::Segment;
+    let seg = |first, last| Segment {
+        first_size_bytes: first,
+        last_size_bytes: last,
+        intercept_secs: 1e-6,
+        slope_secs_per_byte: 0.0,
+        points: 2,
+    };
+    let fit = PiecewiseFit {
+        offset_bytes: 16.0,
+        segments: vec![seg(1, 1000), seg(2000, 8000)],
+        relative_rms: 0.0,
+    };
+    let us = 1e-6;
+    let rows = [
+        (100, 10.0 * us, 1.0 * us),
+        (600, 10.0 * us, 8.0 * us),
+        (800, 10.0 * us, 7.0 * us),
+        (900, 10.0 * us, 9.5 * us),
+        (2000, 20.0 * us, 16.0 * us),
+        (4000, 20.0 * us, 18.0 * us),
+    ];
+    let e = rendezvous_late_wait_entries(&rows, &fit, 500, &[]);
+    assert_eq!(e.len(), 2);
+    assert_eq!((e[0].threshold_bytes, e[1].threshold_bytes), (0, 1999));
+    assert!((e[0].intercept_secs - 2.0 * us).abs() < 1e-18, "{e:?}");
+    assert!((e[1].intercept_secs - 3.0 * us).abs() < 1e-18, "{e:?}");
+    assert!(e.iter().all(|x| x.slope_secs_per_byte == 0.0));
+    let exact: Vec<(u64, f64, f64)> = rows.iter().map(|&(s, m, _)| (s, m, m)).collect();
+    assert_eq!(rendezvous_late_wait_entries(&exact, &fit, 500, &e), e);
+    let shorter = [(600, 1.0 * us, 1.0 * us), (2000, 1.0 * us, 6.0 * us)];
+    let f = rendezvous_late_wait_entries(&shorter, &fit, 500, &e);
+    assert!((f[0].intercept_secs - 2.0 * us).abs() < 1e-18, "{f:?}");
+    assert_eq!(f[1].intercept_secs, 0.0);
+    // Only eager sizes, or no residual: nothing to write.
+    assert!(rendezvous_late_wait_entries(&rows[..1], &fit, 500, &[]).is_empty());
+    assert!(rendezvous_late_wait_entries(&exact, &fit, 500, &[]).is_empty());
 }
 
 #[test]

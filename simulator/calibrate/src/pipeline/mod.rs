@@ -25,7 +25,9 @@
 //! and an extra wait per segment fitted on the folded ping-pong and exchange of the busy pairs
 //! ([`crate::network::calibrate_folded_network`]). The benchmark is replayed as it ran: the
 //! ping-pong on every measuring pair at once (the `exchange_ranks` count of the
-//! measurements), a folded exchange after its barrier.
+//! measurements), a folded exchange with the barrier-exit skew of its longest pair and, fitted
+//! on it, `timeless/rendezvous-late-wait` ([`crate::network::fit_rendezvous_late_wait`]);
+//! without `--unfolded`, a folded exchange after SimGrid's barrier.
 //!
 //! ```no_run
 //! use timeless_calibrate::pipeline::{calibrate_network_files, NetworkConfig, NoProgress};
@@ -49,7 +51,8 @@ use timeless_platform::{Platform, PlatformOptions};
 use crate::input;
 use crate::measurement::{Measurements, Op};
 use crate::network::{
-    added_wait_secs, calibrate_folded_network, calibrate_network, NetworkOptions,
+    added_wait_secs, calibrate_folded_network, calibrate_network, exchange_skew_secs,
+    fit_rendezvous_late_wait, NetworkOptions,
 };
 use crate::pingpong_sim::{
     simulate_exchange, simulate_exchange_after_barrier, simulate_pingpong_pairs,
@@ -369,21 +372,21 @@ pub fn calibrate_network_files(
                 first.first_size_bytes,
                 first.last_size_bytes,
                 if opts.flow_sharing && m.has(Op::Exchange) {
-                    "flow sharing and an extra wait per segment fitted on the folded ping-pong and exchange"
+                    "flow sharing and an extra wait per segment fitted on the folded ping-pong and exchange, the exchange replayed with its skew and a late receiver's wait (below)"
                 } else {
                     "one SHARED link"
                 }
             ));
             opts.added_latency_secs = wait;
-            Some(base)
+            Some((base, base_cal.fit))
         }
         None => None,
     };
     let fitted = match &unfolded_base {
-        Some(base) => calibrate_folded_network(&m, base, &opts),
+        Some((base, _)) => calibrate_folded_network(&m, base, &opts),
         None => calibrate_network(&m, &opts),
     };
-    let cal = match fitted {
+    let mut cal = match fitted {
         Ok(c) => c,
         Err(e) if args.from_skampi.is_none() && args.from_csv.is_none() => {
             // Keep the measurements of a (long) benchmark run for inspection or a re-fit.
@@ -426,6 +429,82 @@ pub fn calibrate_network_files(
             .expect("written host"),
     ];
 
+    // The exchange first: a folded calibration's `timeless/rendezvous-late-wait` is fitted by
+    // replaying it, and the ping-pong is then replayed with the final configuration.
+    let mut exchanges = Vec::new();
+    // A folded benchmark's exchange, timed from each rank's barrier exit, starts with the
+    // skew of its longest pair (`exchange_skew_secs`), replayed as measured; without the
+    // unfolded measurements, with SimGrid's barrier (ranks released a wait apart). Two ranks
+    // leave Open MPI's two-process barrier together: replayed without.
+    let skew = match (&unfolded_base, &cal.flow_sharing) {
+        (Some((base, base_fit)), Some(sharing)) if sharing.flows > 2 => {
+            exchange_skew_secs(&m, base, base_fit, sharing.flows / 2)
+        }
+        _ => None,
+    };
+    let mut exchange_note = None;
+    if let Some(sharing) = cal.flow_sharing.clone() {
+        let n = sharing.points.len() as u64;
+        progress.begin(Stage::SimulateExchange, n);
+        let simulated = match skew {
+            Some(skew) => fit_rendezvous_late_wait(
+                &platform,
+                ends,
+                &sharing,
+                &cal.fit,
+                &mut cal.params,
+                skew,
+                scratch.path(),
+            )
+            .map_err(PipelineError::Measured)?,
+            None => {
+                let cfg = cal.params.cfg_items();
+                let mut out = Vec::with_capacity(sharing.points.len());
+                for p in &sharing.points {
+                    let one = [p.size_bytes];
+                    let (platform, flows, dir) = (&platform, sharing.flows, scratch.path());
+                    let r = if flows > 2 {
+                        simulate_exchange_after_barrier(platform, ends, flows, &cfg, &one, dir)
+                    } else {
+                        simulate_exchange(platform, ends, flows, &cfg, &one, dir)
+                    }
+                    .map_err(PipelineError::Measured)?;
+                    out.push(r[0].1);
+                    progress.step();
+                }
+                out
+            }
+        };
+        progress.position(n, n);
+        progress.end();
+        if let Some(skew) = skew {
+            let waits: Vec<String> = cal
+                .params
+                .rendezvous_late_wait
+                .iter()
+                .rev()
+                .map(|e| format!("S > {} B: {:.4e} s", e.threshold_bytes, e.intercept_secs))
+                .collect();
+            exchange_note = Some(format!(
+                "folded exchange replayed as the benchmark times it: rank 1 {skew:.4e} s late (the median of the largest of the {} pairs' barrier-exit skews, each distributed as the folded ping-pong's waits); a rendezvous send whose receiver comes late waits for its acknowledgement, timeless/rendezvous-late-wait fitted on the exchange outside the bandwidth regime: {}\n",
+                sharing.flows / 2,
+                if waits.is_empty() {
+                    "0 (not written)".to_string()
+                } else {
+                    waits.join("; ")
+                }
+            ));
+        }
+        for (p, sim) in sharing.points.iter().zip(simulated) {
+            exchanges.push(ExchangeRow {
+                point: *p,
+                flows: sharing.flows,
+                model_secs: p.model_secs(sharing.aggregate_ratio, sharing.flows),
+                simulated_secs: sim,
+            });
+        }
+    }
+
     // Replay the ping-pong on the written platform, size by size.
     let cfg = cal.params.cfg_items();
     let medians = m.medians(Op::PingPong);
@@ -451,37 +530,6 @@ pub fn calibrate_network_files(
         progress.step();
     }
     progress.end();
-    let mut exchanges = Vec::new();
-    if let Some(sharing) = &cal.flow_sharing {
-        progress.begin(Stage::SimulateExchange, sharing.points.len() as u64);
-        for p in &sharing.points {
-            // A folded benchmark's ranks leave its barrier a wait apart (module docs of
-            // `network`): replayed with it. Two ranks leave Open MPI's two-process barrier
-            // together, SimGrid's default barrier a latency apart: replayed without.
-            let simulate_one = if sharing.flows > 2 {
-                simulate_exchange_after_barrier
-            } else {
-                simulate_exchange
-            };
-            let r = simulate_one(
-                &platform,
-                ends,
-                sharing.flows,
-                &cfg,
-                &[p.size_bytes],
-                scratch.path(),
-            )
-            .map_err(PipelineError::Measured)?;
-            exchanges.push(ExchangeRow {
-                point: *p,
-                flows: sharing.flows,
-                model_secs: p.model_secs(sharing.aggregate_ratio, sharing.flows),
-                simulated_secs: r[0].1,
-            });
-            progress.step();
-        }
-        progress.end();
-    }
 
     let thresh = cal.params.detached_thresh_bytes;
     let rows: Vec<FitRow> = medians
@@ -523,6 +571,10 @@ pub fn calibrate_network_files(
         })
         .collect();
     let mut summary = summary(&cal, &rows, &source, &hosts, speed, cores, pp_ranks);
+    if let Some(note) = exchange_note {
+        let at = summary.find("one-way network time").unwrap_or(summary.len());
+        summary.insert_str(at, &note);
+    }
     if let Some(note) = unfolded_note {
         summary.insert_str(
             summary.find('\n').map_or(0, |i| i + 1),
