@@ -775,7 +775,11 @@ fn folded_late_wait_recovers_our_own_simulator() {
         ..NetworkOptions::default()
     };
     let cal = calibrate_network(&m, &opts).unwrap();
-    let p = load(&platform_xml(&hosts(&["h0", "h1"]), &cal.link, "calibrated"));
+    let p = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &cal.link,
+        "calibrated",
+    ));
     let ends = ids(&p, "h0", "h1");
     let mut params = cal.params.clone();
     params.detached_thresh_bytes = 1024;
@@ -826,7 +830,10 @@ fn folded_late_wait_recovers_our_own_simulator() {
     );
     assert!(w[0].intercept_secs.abs() < 1e-15, "{w:?}");
     assert!(within(w[1].intercept_secs, 30e-6, 1e-9), "{w:?}");
-    assert_eq!(w[2].intercept_secs, 0.0, "no size outside the bandwidth regime");
+    assert_eq!(
+        w[2].intercept_secs, 0.0,
+        "no size outside the bandwidth regime"
+    );
     for ((s, want), got) in measured.iter().zip(&replayed) {
         assert!(within(*got, *want, 1e-9), "S = {s}: {got} vs {want}");
     }

@@ -251,9 +251,11 @@ pub fn exchange_skew_secs(
 ) -> Option<f64> {
     let first = unfolded_fit.segments.first()?;
     let mut waits: Vec<f64> = Vec::new();
-    for p in unfolded.medians(Op::PingPong).iter().filter(|p| {
-        p.size_bytes >= first.first_size_bytes && p.size_bytes <= first.last_size_bytes
-    }) {
+    for p in unfolded
+        .medians(Op::PingPong)
+        .iter()
+        .filter(|p| p.size_bytes >= first.first_size_bytes && p.size_bytes <= first.last_size_bytes)
+    {
         waits.extend(
             folded
                 .samples
@@ -370,16 +372,11 @@ pub fn fit_rendezvous_late_wait(
             .map(|(p, &sim)| (p.size_bytes, p.measured_secs, sim))
             .collect();
         let before = params.rendezvous_late_wait.clone();
-        params.rendezvous_late_wait = rendezvous_late_wait_entries(
-            &rows,
-            fit,
-            params.detached_thresh_bytes,
-            &before,
-        );
+        params.rendezvous_late_wait =
+            rendezvous_late_wait_entries(&rows, fit, params.detached_thresh_bytes, &before);
         let at = |e: &[OverheadEntry], k: usize| e.get(k).map_or(0.0, |e| e.intercept_secs);
         let moved = (0..fit.segments.len()).any(|k| {
-            (at(&params.rendezvous_late_wait, k) - at(&before, k)).abs()
-                > LATE_WAIT_TOLERANCE_SECS
+            (at(&params.rendezvous_late_wait, k) - at(&before, k)).abs() > LATE_WAIT_TOLERANCE_SECS
         });
         if !moved {
             break;

@@ -572,7 +572,9 @@ pub fn calibrate_network_files(
         .collect();
     let mut summary = summary(&cal, &rows, &source, &hosts, speed, cores, pp_ranks);
     if let Some(note) = exchange_note {
-        let at = summary.find("one-way network time").unwrap_or(summary.len());
+        let at = summary
+            .find("one-way network time")
+            .unwrap_or(summary.len());
         summary.insert_str(at, &note);
     }
     if let Some(note) = unfolded_note {

@@ -254,7 +254,10 @@ fn a_fast_execution_becomes_a_variable_when_the_core_is_shared() {
     let mut e = Engine::new(NetworkConfig::default());
     let c = e.add_cpu(1e9, 1);
     let x = e.start_exec(c, 1e9);
-    assert!(e.acts[x.0 as usize].var.is_none(), "alone on the core: no variable");
+    assert!(
+        e.acts[x.0 as usize].var.is_none(),
+        "alone on the core: no variable"
+    );
     let s = e.start_sleep(0.5);
     let mut done = Vec::new();
     assert!(e.step(&mut done));
