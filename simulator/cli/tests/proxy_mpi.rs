@@ -9,7 +9,7 @@ use std::process::Command;
 
 mod common;
 
-use common::mpi::{text, timeless, timeless_env, MPI_JOBS};
+use common::mpi::{text, timeless, MPI_JOBS};
 use timeless_grammar::signature::split;
 use timeless_trace::{Action, TraceSet, TraceSource};
 
@@ -17,37 +17,10 @@ fn tmp() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("proxy-mpi")
 }
 
-fn trace(exe: &Path, args: &[&str], n: u32, dir: &Path) -> String {
-    common::mpi::trace_into(exe, args, n, dir, &[])
-}
-
-/// [`trace`] with the launcher's environment extended by `env` (Open MPI 4.1's `treematch`
-/// topology component fails on graph communicators with more ranks than cores: the programs
-/// that create them run with `OMPI_MCA_topo=basic`, as in the profile tests).
+/// Traces `exe` at `n` ranks into `dir`, the launcher's environment extended by `env` (the programs that create graph
+/// communicators run with `OMPI_MCA_topo=basic`, as in the profile tests).
 fn trace_env(exe: &Path, args: &[&str], n: u32, dir: &Path, env: &[(&str, &str)]) -> String {
-    if env.is_empty() {
-        return trace(exe, args, n, dir);
-    }
-    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
-    let _ = std::fs::remove_dir_all(dir);
-    let n = n.to_string();
-    let (exe, dir) = (exe.to_str().unwrap(), dir.to_str().unwrap());
-    let mut a = vec![
-        "trace",
-        "-n",
-        &n,
-        "--ref-speed",
-        "1e9",
-        "-o",
-        dir,
-        "--",
-        exe,
-    ];
-    a.extend_from_slice(args);
-    let out = timeless_env(&a, env);
-    let (o, e) = text(&out);
-    assert!(out.status.success(), "tracing {exe}: {o}{e}");
-    o
+    common::mpi::trace_into_env(exe, args, n, dir, &[], env)
 }
 
 /// Every rank's calls as signatures: computation and SimGrid's no-op records left out (a

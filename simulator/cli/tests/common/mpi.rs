@@ -95,6 +95,20 @@ pub fn timeless_env(args: &[&str], env: &[(&str, &str)]) -> Output {
 /// extra `flags`, one MPI job at a time; panics with the output if tracing fails. Returns the
 /// standard output.
 pub fn trace_into(exe: &Path, args: &[&str], n: u32, dir: &Path, flags: &[&str]) -> String {
+    trace_into_env(exe, args, n, dir, flags, &[])
+}
+
+/// [`trace_into`] with the launcher's environment extended by `env` (e.g. `OMPI_MCA_topo=basic`:
+/// Open MPI 4.1's `treematch` topology component fails on graph communicators with more ranks
+/// than cores).
+pub fn trace_into_env(
+    exe: &Path,
+    args: &[&str],
+    n: u32,
+    dir: &Path,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> String {
     let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
     let _ = std::fs::remove_dir_all(dir);
     let n = n.to_string();
@@ -102,7 +116,7 @@ pub fn trace_into(exe: &Path, args: &[&str], n: u32, dir: &Path, flags: &[&str])
     targs.extend_from_slice(flags);
     targs.extend_from_slice(&["-o", dir.to_str().unwrap(), "--", exe.to_str().unwrap()]);
     targs.extend_from_slice(args);
-    let out = timeless(&targs);
+    let out = timeless_env(&targs, env);
     let (o, e) = text(&out);
     assert!(out.status.success(), "tracing {}: {o}{e}", exe.display());
     o
