@@ -43,6 +43,10 @@ pub struct ValidateArgs {
     /// Untraced runs per case (median, min and max are reported).
     #[arg(long, default_value_t = 5)]
     pub reps: usize,
+    /// Traced runs per case (>= 1): with K > 1 they are spread among the untraced runs, each
+    /// kept in `traces/<case>/<i>/`, and the prediction is the median of their K predictions.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    pub traces: usize,
     /// Ranks per core when folding: `auto` (fold only with more ranks than cores) or K.
     #[arg(long, default_value = "auto")]
     pub fold: String,
@@ -166,6 +170,11 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         }
         return report(&v);
     }
+    if args.traces == 0 {
+        return Err(input(anyhow!(
+            "--traces needs at least 1 traced run per case"
+        )));
+    }
     let cases = match &args.cases {
         Some(f) => cases::read(f, args.bin_dir.as_ref()).map_err(|e| input(anyhow!(e)))?,
         None => {
@@ -177,6 +186,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     };
     let mut config = ValidateConfig::new(cases, args.calibration.clone(), args.out.clone());
     config.reps = args.reps;
+    config.traces = args.traces;
     config.fold = fold;
     config.trace_fold = args.trace_fold;
     config.source = source;

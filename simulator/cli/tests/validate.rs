@@ -427,6 +427,84 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
         "{err}"
     );
 
+    // Three traced runs (`--traces 3`): each kept in its own directory, the prediction that
+    // of the median one (the three replays of the kept traces, sorted), and `--from`
+    // re-predicts the same table from the three.
+    std::fs::remove_dir_all(dir.path().join("val")).unwrap();
+    let (_, err, code) = timeless(
+        dir.path(),
+        &[
+            "validate",
+            "-n",
+            "2",
+            "--reps",
+            "2",
+            "--traces",
+            "3",
+            "--compute-speed",
+            "kernel",
+            "--calibration",
+            "cal",
+            "--out",
+            "val",
+            "--",
+            ring.to_str().unwrap(),
+            "3",
+            "100000",
+            "200000000",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!dir
+        .path()
+        .join("val/traces/ring-n2/trace-list.txt")
+        .exists());
+    let mut each: Vec<f64> = ["1", "2", "3"]
+        .iter()
+        .map(|i| {
+            simulate_with(
+                dir.path(),
+                &format!("ring-n2/{i}"),
+                "cal/platform.xml",
+                "cal/smpi.cfg",
+                &[],
+            )
+        })
+        .collect();
+    each.sort_by(f64::total_cmp);
+    let csv3 = std::fs::read_to_string(dir.path().join("val/validate.csv")).unwrap();
+    let (header3, row3) = csv3.split_once('\n').unwrap();
+    let h = |name: &str| field(header3, row3.trim_end(), name);
+    close(
+        h("predicted_secs").parse().unwrap(),
+        each[1],
+        1e-9,
+        "median of three traced runs",
+    );
+    assert_eq!(h("measured_secs").split(' ').count(), 2, "{row3}");
+    let (_, err, code) = repredict("re4", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("re4/validate.csv")).unwrap(),
+        csv3
+    );
+    let (_, err, code) = timeless(
+        dir.path(),
+        &[
+            "validate",
+            "--traces",
+            "0",
+            "--calibration",
+            "cal",
+            "--out",
+            "x",
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--traces"), "{err}");
+
     // A program that fails under the launcher: exit 1 naming the run, no table written.
     std::fs::remove_dir_all(dir.path().join("val")).unwrap();
     let (_, err, code) = timeless(

@@ -9,7 +9,9 @@
 //!    each program run; `true` if that binary is missing, which leaves MPI start-up in the
 //!    measurement) estimates the time from `MPI_Init` to `MPI_Finalize`, the span SimGrid's
 //!    "Simulation time" covers;
-//! 2. **traced** once with the tracer (as `timeless trace` does), with timestamps and with
+//! 2. **traced** once (or `--traces K` times, spread among the untraced runs: the prediction is
+//!    then the median of the K traced runs' predictions) with the tracer (as `timeless trace`
+//!    does), with timestamps and with
 //!    `TIMELESS_REF_SPEED` set to the calibrated host speed, so that a burst of t CPU seconds
 //!    is `t × speed` flops whichever acquisition mode and whatever the machine's load;
 //! 3. **predicted**: the trace replayed on the calibrated platform (`platform.xml`, `smpi.cfg`
@@ -239,6 +241,13 @@ pub struct ValidateConfig {
     pub cases: Vec<Case>,
     /// Untraced runs per case, unless the case says otherwise.
     pub reps: usize,
+    /// Traced runs per case (at least 1). With more than one they are spread among the
+    /// untraced runs (so that the machine's drift hits both alike), each goes to its own
+    /// directory `traces/<case>/<i>/`, and the case's prediction is the median of theirs
+    /// (the lower middle one of an even count): one traced run is one sample of the run's noise, which
+    /// the prediction inherits. With one, it runs after the untraced runs, into
+    /// `traces/<case>/`.
+    pub traces: usize,
     /// Ranks per core of every case's runs (`None`: fold only with more ranks than cores).
     pub fold: Option<usize>,
     /// Ranks per core of the traced runs only.
@@ -264,6 +273,7 @@ impl ValidateConfig {
         ValidateConfig {
             cases,
             reps: 5,
+            traces: 1,
             fold: None,
             trace_fold: None,
             source: SpeedSource::Trace,
@@ -355,6 +365,7 @@ pub fn validate(
         cores: launch::available_cores(),
         models,
         reps: config.reps,
+        traces: config.traces.max(1),
         fold: config.fold,
         trace_fold: config.trace_fold,
         out: out.clone(),
@@ -362,7 +373,7 @@ pub fn validate(
     let total: u64 = config
         .cases
         .iter()
-        .map(|c| 2 * c.reps.unwrap_or(config.reps) as u64 + 2)
+        .map(|c| 2 * (c.reps.unwrap_or(config.reps) + config.traces.max(1)) as u64)
         .sum();
     progress.start(total);
     let mut rows = Vec::new();
@@ -386,6 +397,7 @@ struct Shared {
     cores: usize,
     models: Models,
     reps: usize,
+    traces: usize,
     fold: Option<usize>,
     trace_fold: Option<usize>,
     out: PathBuf,
@@ -418,29 +430,69 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
         let p = entry?.path();
         if p.is_file() {
             let _ = std::fs::remove_file(p);
+        } else if p.join("trace-list.txt").is_file() {
+            // A traced run of an earlier `--traces K` validation.
+            let _ = std::fs::remove_dir_all(p);
         }
     }
-    let plan = |mode: &Mode| Plan {
+    let k = ctx.traces;
+    let run_dirs: Vec<PathBuf> = if k == 1 {
+        vec![trace_dir.clone()]
+    } else {
+        (1..=k).map(|i| trace_dir.join(i.to_string())).collect()
+    };
+    for d in &run_dirs {
+        std::fs::create_dir_all(d).map_err(PathError::at("create", d))?;
+    }
+    let plan = |mode: &Mode, out: &Path| Plan {
         implementation: ctx.imp,
         launcher: ctx.launcher.clone(),
         np,
         mode: mode.clone(),
         preload: ctx.preload.clone(),
-        out: trace_dir.clone(),
+        out: out.to_path_buf(),
         as_root: launch::running_as_root(),
         extra_env: Vec::new(),
         pin: false,
     };
-    let program = launch::untraced(&launch::launch_line(&plan(&mode), &case.command));
+    let program = launch::untraced(&launch::launch_line(
+        &plan(&mode, &trace_dir),
+        &case.command,
+    ));
     let empty_cmd: Vec<OsString> = match &ctx.empty {
         Some(p) => vec![p.clone().into_os_string(), "--empty".into()],
         None => vec!["true".into()],
     };
-    let baseline_launch = launch::untraced(&launch::launch_line(&plan(&mode), &empty_cmd));
+    let baseline_launch =
+        launch::untraced(&launch::launch_line(&plan(&mode, &trace_dir), &empty_cmd));
+    let traced_run = |dir: &Path, bar: &mut dyn Progress| -> Result<f64, ValidateError> {
+        bar.message(&format!("{tag}: traced run"));
+        let mut traced = launch::launch_line(&plan(&trace_mode, dir), &case.command);
+        let n = case.command.len();
+        let speed = format!("{:e}", ctx.models.kernel_speed);
+        launch::export(&mut traced, ctx.imp, n, "TIMELESS_REF_SPEED", &speed);
+        launch::export(
+            &mut traced,
+            ctx.imp,
+            n,
+            "TIMELESS_REF_SPEED_SOURCE",
+            "timeless validate: the calibrated platform's host speed",
+        );
+        launch::export(&mut traced, ctx.imp, n, "TIMELESS_TIMESTAMPS", "1");
+        let wall = launch::timed_run(&traced)?.0;
+        bar.step();
+        Ok(wall)
+    };
+    let reps = case.reps.unwrap_or(ctx.reps);
+    let traced_after = traced_after(reps, k);
+    let mut traced_walls = Vec::with_capacity(k);
     let mut baseline = Vec::new();
     let mut walls = Vec::new();
     let mut shares = Vec::new();
-    for _ in 0..case.reps.unwrap_or(ctx.reps) {
+    while traced_walls.len() < k && traced_after[traced_walls.len()] == 0 {
+        traced_walls.push(traced_run(&run_dirs[traced_walls.len()], bar)?);
+    }
+    for i in 0..reps {
         bar.message(&format!("{tag}: launch baseline"));
         baseline.push(launch::timed_run(&baseline_launch)?.0);
         bar.step();
@@ -449,26 +501,20 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
         walls.push(wall);
         shares.push(cpu / (np as f64 * wall));
         bar.step();
+        while traced_walls.len() < k && traced_after[traced_walls.len()] == i + 1 {
+            traced_walls.push(traced_run(&run_dirs[traced_walls.len()], bar)?);
+        }
+    }
+    while traced_walls.len() < k {
+        traced_walls.push(traced_run(&run_dirs[traced_walls.len()], bar)?);
     }
     let baseline_secs = median(&baseline);
-    bar.message(&format!("{tag}: traced run"));
-    let mut traced = launch::launch_line(&plan(&trace_mode), &case.command);
-    let n = case.command.len();
-    let speed = format!("{:e}", ctx.models.kernel_speed);
-    launch::export(&mut traced, ctx.imp, n, "TIMELESS_REF_SPEED", &speed);
-    launch::export(
-        &mut traced,
-        ctx.imp,
-        n,
-        "TIMELESS_REF_SPEED_SOURCE",
-        "timeless validate: the calibrated platform's host speed",
-    );
-    launch::export(&mut traced, ctx.imp, n, "TIMELESS_TIMESTAMPS", "1");
-    let traced_wall = launch::timed_run(&traced)?.0;
-    bar.step();
     bar.message(&format!("{tag}: simulating"));
-    let p = ctx.models.predict(calib, np, &trace_dir, &tag, bar)?;
-    bar.step();
+    let (chosen, p) = ctx.models.predict_median(calib, np, &run_dirs, &tag, bar)?;
+    for _ in 0..k {
+        bar.step();
+    }
+    let traced_wall = traced_walls[chosen];
     Ok(Row {
         label: case.label.clone(),
         np,
@@ -490,6 +536,17 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
     })
 }
 
+/// After which untraced run (1-based; 0: before any, `reps`: after all) each of `traces` traced
+/// runs goes: one traced run after all of them (as always); several spread evenly, the i-th
+/// (1-based) after run ⌊i·reps/(traces+1)⌋. Example: 25 runs and 3 traced runs: after runs 6,
+/// 12 and 18.
+fn traced_after(reps: usize, traces: usize) -> Vec<usize> {
+    if traces <= 1 {
+        return vec![reps; traces];
+    }
+    (1..=traces).map(|i| i * reps / (traces + 1)).collect()
+}
+
 fn mode_name(mode: &Mode, cores: bool) -> String {
     match mode {
         Mode::Regular => "regular".into(),
@@ -502,5 +559,21 @@ fn mode_name(mode: &Mode, cores: bool) -> String {
         ),
         Mode::Folding { ranks_per_core, .. } => format!("folded x{ranks_per_core}"),
         Mode::Scattered { .. } => "scattered".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::traced_after;
+
+    /// One traced run after all untraced runs; K spread at ⌊i·R/(K+1)⌋ (module doc example).
+    #[test]
+    fn traced_runs_are_spread_among_the_untraced_ones() {
+        assert_eq!(traced_after(5, 1), vec![5]);
+        assert_eq!(traced_after(0, 1), vec![0]);
+        assert_eq!(traced_after(25, 3), vec![6, 12, 18]);
+        assert_eq!(traced_after(5, 3), vec![1, 2, 3]);
+        assert_eq!(traced_after(1, 3), vec![0, 0, 0]);
+        assert_eq!(traced_after(0, 2), vec![0, 0]);
     }
 }

@@ -37,7 +37,58 @@ pub(crate) struct Prediction {
     pub predicted: Predictions,
 }
 
+/// The traced runs of a case in `trace_dir`: the directory itself when it holds a trace
+/// (`trace-list.txt`: one traced run), else its subdirectories `1/`, `2/`, ... that do (one per
+/// traced run of `timeless validate --traces K`), in order; empty if neither.
+pub(crate) fn trace_runs(trace_dir: &Path) -> Vec<PathBuf> {
+    if trace_dir.join("trace-list.txt").is_file() {
+        return vec![trace_dir.to_path_buf()];
+    }
+    (1..)
+        .map(|i: usize| trace_dir.join(i.to_string()))
+        .take_while(|d| d.join("trace-list.txt").is_file())
+        .collect()
+}
+
+/// Index of the median of `values` (the lower middle one of an even count; the first of
+/// equal values), `None` when empty. Example: [5.0, 3.0, 4.0] -> 2 (4.0); [1.0, 2.0] -> 0.
+pub(crate) fn median_index(values: &[f64]) -> Option<usize> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]).then(a.cmp(&b)));
+    order.get(values.len().saturating_sub(1) / 2).copied()
+}
+
 impl Models {
+    /// Replays each traced run of a case (`dirs`, [`trace_runs`]) as [`Models::predict`] does
+    /// and returns the one whose prediction (the chosen speed source's time) is the median,
+    /// with its index in `dirs`: several traced runs stand for the traced run's noise as the
+    /// untraced repetitions stand for the measurement's.
+    ///
+    /// # Errors
+    /// As [`Models::predict`]; [`ValidateError::NoUsableTrace`] if `dirs` is empty.
+    pub fn predict_median(
+        &self,
+        calib: &Calibration,
+        np: usize,
+        dirs: &[PathBuf],
+        tag: &str,
+        bar: &mut dyn Progress,
+    ) -> Result<(usize, Prediction), ValidateError> {
+        let mut all = Vec::with_capacity(dirs.len());
+        for (i, dir) in dirs.iter().enumerate() {
+            let tag = if dirs.len() > 1 {
+                format!("{tag} trace {}", i + 1)
+            } else {
+                tag.to_string()
+            };
+            all.push(self.predict(calib, np, dir, &tag, bar)?);
+        }
+        let secs: Vec<f64> = all.iter().map(|p| p.predicted.secs).collect();
+        let i = median_index(&secs)
+            .ok_or_else(|| ValidateError::NoUsableTrace("no traced run".into()))?;
+        Ok((i, all.swap_remove(i)))
+    }
+
     /// Loads the calibrations of `cal` and applies `extra_cfg` (`KEY:VALUE`) to each.
     pub fn load(
         cal: &Path,
@@ -353,5 +404,41 @@ mod tests {
             with_host_speed(xml, 3.5e9),
             r#"<host id="a" speed="3.5e9f" core="2"/><host id="b" speed="3.5e9f"/>"#
         );
+    }
+
+    /// The median traced run: the middle value's index, the lower middle one of an even
+    /// count, the first of equal ones.
+    #[test]
+    fn median_index_by_hand() {
+        assert_eq!(median_index(&[]), None);
+        assert_eq!(median_index(&[7.0]), Some(0));
+        assert_eq!(median_index(&[5.0, 3.0, 4.0]), Some(2));
+        assert_eq!(median_index(&[1.0, 2.0]), Some(0));
+        assert_eq!(median_index(&[4.0, 1.0, 3.0, 2.0]), Some(3));
+        assert_eq!(median_index(&[2.0, 1.0, 2.0]), Some(0));
+    }
+
+    /// A case directory with a trace is one traced run; without, its numbered subdirectories
+    /// with traces are, in order, up to the first missing number.
+    #[test]
+    fn trace_runs_of_a_case_directory() {
+        let base = std::env::temp_dir().join(format!("tl-trace-runs-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&base);
+        let one = base.join("one");
+        std::fs::create_dir_all(&one).unwrap();
+        assert!(trace_runs(&one).is_empty());
+        std::fs::write(one.join("trace-list.txt"), "").unwrap();
+        assert_eq!(trace_runs(&one), vec![one.clone()]);
+        let many = base.join("many");
+        for i in ["1", "2", "3", "5"] {
+            std::fs::create_dir_all(many.join(i)).unwrap();
+            std::fs::write(many.join(i).join("trace-list.txt"), "").unwrap();
+        }
+        std::fs::create_dir_all(many.join("4")).unwrap();
+        assert_eq!(
+            trace_runs(&many),
+            vec![many.join("1"), many.join("2"), many.join("3")]
+        );
+        let _ = std::fs::remove_dir_all(&base);
     }
 }

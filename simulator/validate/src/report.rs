@@ -291,7 +291,9 @@ pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
     let e = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6e}"));
     for r in rows {
         let st = r.measured_stats();
-        let all: Vec<String> = r.measured.iter().map(|x| format!("{x:.6}")).collect();
+        // Every digit (the shortest form that reads back the same double), so that a
+        // re-prediction (`--from`) recomputes the same median, also of an even count.
+        let all: Vec<String> = r.measured.iter().map(|x| format!("{x}")).collect();
         let _ = writeln!(
             s,
             "{},{},{},{},{},{},{},{},{},{},{:.9},{},{},{},{},{:.6e},{},{},{},{:.9},{},{:.9},{:.9},{:.9},{},{}",
@@ -513,7 +515,8 @@ mod tests {
         assert_eq!(*line, 3);
         assert_eq!(d.trace_mode, "folded x4 on 2 cores");
         assert!(d.measured.is_empty());
-        let bad = text.replace("1.000000 1.200000", "1.000000 x");
+        assert!(text.contains(",1 1.2 0.9\n"), "{text}");
+        let bad = text.replace(",1 1.2 0.9", ",1 x 0.9");
         assert_eq!(
             parse_csv(&bad).unwrap_err(),
             "2: measured time `x` is not a number >= 0"

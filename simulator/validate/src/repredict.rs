@@ -98,7 +98,8 @@ pub fn repredict(
         })?;
         let trace_dir = trace_dir(&config.from, &row).map_err(at)?;
         progress.message(&format!("{tag}: simulating"));
-        let p = models.predict(calib, row.np, &trace_dir, &tag, progress)?;
+        let runs = crate::prediction::trace_runs(&trace_dir);
+        let (_, p) = models.predict_median(calib, row.np, &runs, &tag, progress)?;
         progress.step();
         new_rows.push(Row {
             kernel_speed: models.kernel_speed,
@@ -144,7 +145,7 @@ fn trace_dir(from: &Path, row: &Row) -> Result<PathBuf, String> {
             command: Vec::new(),
         };
         let dir = from.join("traces").join(case.dir_name());
-        if dir.join("trace-list.txt").is_file() && !found.contains(&dir) {
+        if !crate::prediction::trace_runs(&dir).is_empty() && !found.contains(&dir) {
             found.push(dir);
         }
     }
