@@ -115,6 +115,19 @@ struct Activity {
 }
 
 impl Activity {
+    /// Brings the remaining amount to `now` at the last rate (SimGrid's lazy update of an
+    /// action's remains, `surf/precision`-rounded as `double_update`).
+    fn advance(&mut self, now: f64) {
+        if self.remaining > 0.0 {
+            double_update(
+                &mut self.remaining,
+                self.last_rate * (now - self.last_update),
+                MAXMIN_PRECISION * SURF_PRECISION,
+            );
+        }
+        self.last_update = now;
+    }
+
     fn new(phase: Phase, var: Option<VarId>, remaining: f64, now: f64) -> Self {
         Activity {
             phase,
@@ -288,14 +301,7 @@ impl Engine {
         for i in 0..self.cpus[cpu as usize].fast.len() {
             let a = self.cpus[cpu as usize].fast[i];
             let act = &mut self.acts[a as usize];
-            if act.remaining > 0.0 {
-                double_update(
-                    &mut act.remaining,
-                    act.last_rate * (now - act.last_update),
-                    MAXMIN_PRECISION * SURF_PRECISION,
-                );
-            }
-            act.last_update = now;
+            act.advance(now);
             let ttc = if act.remaining > 0.0 {
                 act.remaining / act.last_rate
             } else {
@@ -315,14 +321,7 @@ impl Engine {
             self.lmm.expand(cnst, var, 1.0);
             let now = self.now;
             let act = &mut self.acts[a as usize];
-            if act.remaining > 0.0 {
-                double_update(
-                    &mut act.remaining,
-                    act.last_rate * (now - act.last_update),
-                    MAXMIN_PRECISION * SURF_PRECISION,
-                );
-            }
-            act.last_update = now;
+            act.advance(now);
             act.var = Some(var);
             self.bind_var(var, ActivityId(a));
         }
@@ -479,15 +478,7 @@ impl Engine {
                 act.group, NO_GROUP,
                 "a group member has no value of its own"
             );
-            let delta = self.now - act.last_update;
-            if act.remaining > 0.0 {
-                double_update(
-                    &mut act.remaining,
-                    act.last_rate * delta,
-                    MAXMIN_PRECISION * SURF_PRECISION,
-                );
-            }
-            act.last_update = self.now;
+            act.advance(self.now);
             let rate = self.lmm.value(var) * act.rate_factor;
             act.last_rate = rate;
             if act.remaining == f64::INFINITY {
@@ -593,14 +584,7 @@ impl Engine {
         let act = &mut self.acts[a as usize];
         debug_assert_eq!(act.phase, Phase::Running);
         debug_assert_eq!(act.group, NO_GROUP);
-        if act.remaining > 0.0 {
-            double_update(
-                &mut act.remaining,
-                act.last_rate * (now - act.last_update),
-                MAXMIN_PRECISION * SURF_PRECISION,
-            );
-        }
-        act.last_update = now;
+        act.advance(now);
         let var = act.var.expect("a group member has a variable");
         let p = self.lmm.penalty(var);
         act.group = g.0;
