@@ -258,10 +258,12 @@ impl<'p> Simulation<'p> {
             for &a in &done {
                 self.on_activity_done(a);
             }
-            for (q, secs) in std::mem::take(&mut self.late_waits) {
+            let mut waits = std::mem::take(&mut self.late_waits);
+            for (q, secs) in waits.drain(..) {
                 let w = self.engine.start_sleep(secs);
                 self.set_owner(w, Owner::LateWait(q));
             }
+            self.late_waits = waits; // keeps its buffer from step to step
             self.done = done;
         }
         observer.progress(self.actions, self.engine.now());
