@@ -53,6 +53,12 @@ pub struct ValidateArgs {
     /// Fold the traced run only, K ranks per core on ⌈N/K⌉ cores (another acquisition mode).
     #[arg(long, value_name = "K")]
     pub trace_fold: Option<usize>,
+    /// Folded runs pinned: rank r bound to core r mod C (Open MPI `--map-by core --bind-to
+    /// core:overload-allowed`, MPICH `-bind-to core`), the untraced and the traced ones, instead
+    /// of unbound; the replay places rank r on core r mod C of the fold calibration's per-core
+    /// platform (`fold<K>/pinned/`).
+    #[arg(long)]
+    pub pin: bool,
     /// Host speed of the replay: the traced bursts' flop rate, or the calibrated kernel speed.
     #[arg(long, value_enum, default_value_t = Speed::Trace)]
     pub compute_speed: Speed,
@@ -189,6 +195,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     config.traces = args.traces;
     config.fold = fold;
     config.trace_fold = args.trace_fold;
+    config.pin = args.pin;
     config.source = source;
     config.compensate = !args.no_compensation;
     config.extra_cfg = args.cfg.clone();

@@ -49,6 +49,16 @@ pub struct ReplayConfig {
     /// the wait (an MPI library that spins a while, then blocks or yields); each time the rank
     /// blocks again, it spins again. Infinite: it polls for the whole wait.
     pub poll_spin_secs: f64,
+    /// `timeless/pin-ranks` (no; a timeless extension, not a SimGrid key): each rank's
+    /// executions (and polls) run on one core of its host instead of on the host's cores in
+    /// common: the k-th rank placed on a host with C cores (ranks in order) gets core k mod C,
+    /// a CPU of one core at the host's speed, which it shares with the other ranks on that core
+    /// only (max-min, as a host's CPU). This is a run pinned as Open MPI's `--map-by core
+    /// --bind-to core:overload-allowed` pins a folded run (rank r on core r mod C): a core
+    /// whose ranks all wait stays idle while another core has two computing ranks, which the
+    /// host-wide sharing of SimGrid's model (every computing rank gets min(1, C/n) of a core)
+    /// does not see. Messages still go through the host's routes.
+    pub pin_ranks: bool,
     /// `timeless/rendezvous-late-wait` (0 at every size; a timeless extension, not a SimGrid
     /// key), by size as `smpi/ois` (`THRESH:SECS:SECS_PER_BYTE;...`): a rendezvous send
     /// (S >= `smpi/send-is-detached-thresh`) whose receive is posted after it completes this
@@ -83,6 +93,7 @@ impl Default for ReplayConfig {
             simulate_computation: true,
             poll_cpu_share: 0.0,
             poll_spin_secs: f64::INFINITY,
+            pin_ranks: false,
             rendezvous_late_wait: PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_OVERHEAD, 2)
                 .expect("valid default"),
             colls: CollectiveConfig::default(),
@@ -198,6 +209,7 @@ impl ReplayConfig {
             "timeless/poll-cpu-share" => self.poll_cpu_share = parse_f64(key, value)?,
             "timeless/poll-spin-secs" => self.poll_spin_secs = parse_f64(key, value)?,
             "timeless/rendezvous-late-wait" => self.rendezvous_late_wait = factor(1)?,
+            "timeless/pin-ranks" => self.pin_ranks = parse_bool(key, value)?,
             k if NO_EFFECT_KEYS.contains(&k) => return Ok(KeyEffect::Ignored),
             _ => {
                 return match self.colls.set(key, value) {

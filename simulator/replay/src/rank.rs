@@ -122,6 +122,9 @@ pub struct RankState {
     pub reader: Box<dyn ActionStream>,
     /// Host index in the platform.
     pub host: u32,
+    /// The kernel CPU its executions and polls run on: its host's (index = host index), or,
+    /// with `timeless/pin-ranks`, one core of its host (see [`crate::ReplayConfig::pin_ranks`]).
+    pub cpu: u32,
     /// Index of its job (0 unless several jobs are replayed).
     pub job: u32,
     /// Steps left in the current action.
@@ -187,6 +190,7 @@ impl RankState {
         RankState {
             reader,
             host,
+            cpu: host,
             job: 0,
             steps: VecDeque::new(),
             group: Vec::new(),

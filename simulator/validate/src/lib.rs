@@ -252,6 +252,10 @@ pub struct ValidateConfig {
     pub fold: Option<usize>,
     /// Ranks per core of the traced runs only.
     pub trace_fold: Option<usize>,
+    /// Folded runs (untraced and traced) pinned, rank r bound to core r mod C
+    /// ([`launch::Plan::pin`]) instead of unbound; replayed with the fold calibration's
+    /// per-core platform (`fold<K>/pinned/`) when it has one.
+    pub pin: bool,
     /// Host speed of the replay.
     pub source: SpeedSource,
     /// Remove the tracer's per-event overhead in the replay.
@@ -276,6 +280,7 @@ impl ValidateConfig {
             traces: 1,
             fold: None,
             trace_fold: None,
+            pin: false,
             source: SpeedSource::Trace,
             compensate: true,
             extra_cfg: Vec::new(),
@@ -368,6 +373,7 @@ pub fn validate(
         traces: config.traces.max(1),
         fold: config.fold,
         trace_fold: config.trace_fold,
+        pin: config.pin,
         out: out.clone(),
     };
     let total: u64 = config
@@ -400,6 +406,7 @@ struct Shared {
     traces: usize,
     fold: Option<usize>,
     trace_fold: Option<usize>,
+    pin: bool,
     out: PathBuf,
 }
 
@@ -423,6 +430,19 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
             }
         },
         _ => &ctx.models.base,
+    };
+    let folded = matches!(mode, Mode::Folding { .. }) || matches!(trace_mode, Mode::Folding { .. });
+    let calib = if ctx.pin && folded {
+        ctx.models.pinned(calib)
+    } else {
+        calib
+    };
+    let pinned = |name: String, m: &Mode| {
+        if ctx.pin && matches!(m, Mode::Folding { .. }) {
+            name + " pinned"
+        } else {
+            name
+        }
     };
     let trace_dir = ctx.out.join("traces").join(case.dir_name());
     std::fs::create_dir_all(&trace_dir).map_err(PathError::at("create", &trace_dir))?;
@@ -453,7 +473,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
         out: out.to_path_buf(),
         as_root: launch::running_as_root(),
         extra_env: Vec::new(),
-        pin: false,
+        pin: ctx.pin,
     };
     let program = launch::untraced(&launch::launch_line(
         &plan(&mode, &trace_dir),
@@ -518,8 +538,8 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
     Ok(Row {
         label: case.label.clone(),
         np,
-        mode: mode_name(&mode, false),
-        trace_mode: mode_name(&trace_mode, true),
+        mode: pinned(mode_name(&mode, false), &mode),
+        trace_mode: pinned(mode_name(&trace_mode, true), &trace_mode),
         calibration: calib.name.clone(),
         measured: baseline_secs.map_or_else(Vec::new, |b| {
             walls.iter().map(|w| (w - b).max(0.0)).collect()

@@ -21,6 +21,9 @@ pub(crate) struct Models {
     pub base: Calibration,
     /// Its `fold<K>/` calibrations, by K.
     pub folds: BTreeMap<usize, Calibration>,
+    /// Each of these with its ranks pinned to cores (`timeless/pin-ranks`), by name
+    /// (`base-pinned`, `fold<K>-pinned`): the replays of pinned folded runs.
+    pinned: BTreeMap<String, Calibration>,
     /// The unfolded calibration's host speed, flop/s (the traces' `TIMELESS_REF_SPEED`).
     pub kernel_speed: f64,
     pub source: SpeedSource,
@@ -111,22 +114,43 @@ impl Models {
                     .map_err(|e| ValidateError::BadSetting(format!("--cfg {item}: {e}")))?;
             }
         }
+        let pinned = std::iter::once(&base)
+            .chain(folds.values())
+            .map(|c| {
+                let mut p = c.clone();
+                p.name = format!("{}-pinned", c.name);
+                p.cfg.pin_ranks = true;
+                (p.name.clone(), p)
+            })
+            .collect();
         Ok(Models {
             base,
             folds,
+            pinned,
             kernel_speed,
             source,
             compensate,
         })
     }
 
-    /// The calibration called `name` (`base`, `fold<K>`), if loaded.
+    /// The calibration called `name` (`base`, `fold<K>`, either with `-pinned`), if loaded.
     pub fn named(&self, name: &str) -> Option<&Calibration> {
         if name == "base" {
             return Some(&self.base);
         }
+        if let Some(p) = self.pinned.get(name) {
+            return Some(p);
+        }
         let k: usize = name.strip_prefix("fold")?.parse().ok()?;
         self.folds.get(&k)
+    }
+
+    /// `calib` (one of these) with its ranks pinned to cores, rank r of a host's ranks on
+    /// core r mod C (`timeless/pin-ranks`).
+    pub fn pinned<'a>(&'a self, calib: &'a Calibration) -> &'a Calibration {
+        self.pinned
+            .get(&format!("{}-pinned", calib.name))
+            .unwrap_or(calib)
     }
 
     /// Replays the trace in `trace_dir` (`np` ranks) on `calib`: the chosen prediction and its
@@ -260,6 +284,7 @@ fn platform_speed(platform: &Platform) -> Result<f64, ValidateError> {
 }
 
 /// One network calibration: the files `timeless calibrate network` wrote in a directory.
+#[derive(Clone)]
 pub(crate) struct Calibration {
     /// `base` for the calibration directory, `fold<K>` for its `fold<K>/`.
     pub name: String,

@@ -164,6 +164,10 @@ impl<'p> Simulation<'p> {
         for host in platform.hosts() {
             engine.add_cpu(host.speed_flops_per_sec, host.cores);
         }
+        // `timeless/pin-ranks`: the CPUs of the cores ranks are pinned to, made as they are
+        // first needed (after the hosts' CPUs, so that CPU i < hosts is host i's).
+        let mut core_cpus: HashMap<(u32, u32), u32> = HashMap::default();
+        let mut placed_on_host = vec![0u32; platform.hosts().len()];
         let mut overheads = Vec::with_capacity(platform.hosts().len());
         for (i, host) in platform.hosts().iter().enumerate() {
             let mut o = [cfg.os.clone(), cfg.or.clone(), cfg.ois.clone()];
@@ -193,6 +197,15 @@ impl<'p> Simulation<'p> {
                 let reader = job.traces.open_stream(r as u32, n)?;
                 let mut st = RankState::new(reader, h.0);
                 st.job = j as u32;
+                let host = &platform.hosts()[h.0 as usize];
+                if cfg.pin_ranks && host.cores > 1 {
+                    let k = &mut placed_on_host[h.0 as usize];
+                    let core = *k % host.cores;
+                    *k += 1;
+                    st.cpu = *core_cpus
+                        .entry((h.0, core))
+                        .or_insert_with(|| engine.add_cpu(host.speed_flops_per_sec, 1));
+                }
                 if job.start_delay_flops > 0.0 {
                     st.steps.push_back(Step::StartDelay(job.start_delay_flops));
                 }

@@ -18,12 +18,12 @@ impl Simulation<'_> {
         let now = self.engine.now();
         match step {
             Step::Exec(flops) => {
-                let cpu = self.ranks[r as usize].host;
+                let cpu = self.ranks[r as usize].cpu;
                 let a = self.engine.start_exec(cpu, flops);
                 self.block_on_activity(r, a, Account::Compute);
             }
             Step::StartDelay(flops) => {
-                let cpu = self.ranks[r as usize].host;
+                let cpu = self.ranks[r as usize].cpu;
                 let a = self.engine.start_exec(cpu, flops);
                 self.block_on_activity(r, a, Account::Delay);
             }
@@ -63,7 +63,7 @@ impl Simulation<'_> {
                 let burned = flops > 0.0;
                 st.steps.push_front(Step::ProbeCheck { peer, tag, burned });
                 if burned {
-                    let a = self.engine.start_exec(st.host, flops);
+                    let a = self.engine.start_exec(st.cpu, flops);
                     self.probing += 1;
                     self.block_on_activity(r, a, Account::Probe);
                 }

@@ -90,10 +90,10 @@ impl Simulation<'_> {
             st.block = Block::Requests;
             st.steps.push_front(Step::WaitNext);
             if self.cfg.poll_cpu_share > 0.0 && st.poll.is_none() {
-                let host = st.host;
-                let a =
-                    self.engine
-                        .start_poll(host, self.cfg.poll_cpu_share, self.cfg.poll_spin_secs);
+                let cpu = st.cpu;
+                let a = self
+                    .engine
+                    .start_poll(cpu, self.cfg.poll_cpu_share, self.cfg.poll_spin_secs);
                 self.set_owner(a, Owner::Poll(r));
                 self.ranks[r as usize].poll = Some(a);
             }
