@@ -332,3 +332,58 @@ fn waiting_ranks_poll_a_share_of_the_core() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("'-1' must be a finite number >= 0"));
 }
+
+/// `timeless/pin-ranks` (a timeless extension): the k-th rank on a host runs on core k mod C.
+/// Four ranks compute 1, 2, 3 and 4 Gflop on one 2-core 1 Gf host. Shared host-wide (SimGrid's
+/// model, each gets min(1, 2/n) of a core): 0.5 core each until rank 0 ends at 2 s; then 2/3
+/// each, rank 1 (1 Gflop left) ends at 3.5 s; ranks 2 and 3 (1 and 2 left) a core each: 4.5 and
+/// 5.5 s. Pinned (ranks 0 and 2 on core 0, 1 and 3 on core 1): core 0 ends rank 0 at 2 s and
+/// rank 2 at 4 s, core 1 rank 1 at 4 s and rank 3 at 6 s, while core 0 idles from 4 s.
+#[test]
+fn pinned_ranks_share_their_own_core() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        tmp.path().join("two.xml"),
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n\
+         <platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\
+         <host id=\"h\" speed=\"1Gf\" core=\"2\"/></zone></platform>\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tmp.path().join("trace.txt"),
+        "0 init\n1 init\n2 init\n3 init\n0 compute 1e9\n1 compute 2e9\n2 compute 3e9\n\
+         3 compute 4e9\n0 finalize\n1 finalize\n2 finalize\n3 finalize\n",
+    )
+    .unwrap();
+    let time = |pin: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+            .current_dir(tmp.path())
+            .args(["simulate", "trace.txt", "-p", "two.xml", "-n", "4"])
+            .args(["--cfg", &format!("timeless/pin-ranks:{pin}")])
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["simulated_time"].as_f64().unwrap()
+    };
+    for (pin, expected) in [("no", 5.5), ("yes", 6.0)] {
+        let t = time(pin);
+        assert!(
+            ((t - expected) / expected).abs() < 1e-12,
+            "pin-ranks {pin}: {t} s, expected {expected}"
+        );
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+        .current_dir(tmp.path())
+        .args(["simulate", "trace.txt", "-p", "two.xml", "-n", "4"])
+        .args(["--cfg", "timeless/pin-ranks:maybe"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("timeless/pin-ranks"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -402,6 +402,93 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
         "re-predicted without computation",
     );
     assert!(no_compute < folded, "{no_compute} vs {folded}");
+
+    // `--pin`: the folded runs pinned, named so, replayed with `fold2-pinned` (fold2 with
+    // `timeless/pin-ranks`: the kept trace's `simulate` with that setting), and re-predicted
+    // by `--from` byte for byte.
+    let (_, err, code) = timeless(
+        dir.path(),
+        &[
+            "validate",
+            "-n",
+            "2",
+            "--fold",
+            "2",
+            "--pin",
+            "--reps",
+            "1",
+            "--compute-speed",
+            "kernel",
+            "--calibration",
+            "cal",
+            "--out",
+            "pin",
+            "--",
+            ring.to_str().unwrap(),
+            "3",
+            "100000",
+            "200000000",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let pcsv = std::fs::read_to_string(dir.path().join("pin/validate.csv")).unwrap();
+    let (ph, prow) = pcsv.split_once('\n').unwrap();
+    let p = |name: &str| field(ph, prow.trim_end(), name);
+    assert_eq!(
+        (p("mode"), p("trace_mode"), p("calibration")),
+        (
+            "folded x2 pinned",
+            "folded x2 on 1 core pinned",
+            "fold2-pinned"
+        )
+    );
+    let list = "pin/traces/ring-n2-f2/trace-list.txt";
+    let (sim, err, code) = timeless(
+        dir.path(),
+        &[
+            "simulate",
+            list,
+            "-p",
+            "fold2.xml",
+            "--hostfile",
+            "cal/fold2/hostfile",
+            "-n",
+            "2",
+            "--cfg-file",
+            "cal/fold2/smpi.cfg",
+            "--cfg",
+            "timeless/pin-ranks:yes",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&sim).unwrap();
+    close(
+        p("predicted_secs").parse().unwrap(),
+        v["simulated_time"].as_f64().unwrap(),
+        1e-9,
+        "pinned, fold2-pinned calibration",
+    );
+    let (_, err, code) = timeless(
+        dir.path(),
+        &[
+            "validate",
+            "--from",
+            "pin",
+            "--compute-speed",
+            "kernel",
+            "--calibration",
+            "cal",
+            "--out",
+            "pin-re",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("pin-re/validate.csv")).unwrap(),
+        pcsv
+    );
     // An earlier validation that is not one: exit 2 naming the file (and line).
     std::fs::create_dir_all(dir.path().join("empty")).unwrap();
     let (_, err, code) = timeless(

@@ -91,9 +91,9 @@ impl Simulation<'_> {
             st.steps.push_front(Step::WaitNext);
             if self.cfg.poll_cpu_share > 0.0 && st.poll.is_none() {
                 let cpu = st.cpu;
-                let a = self
-                    .engine
-                    .start_poll(cpu, self.cfg.poll_cpu_share, self.cfg.poll_spin_secs);
+                let a =
+                    self.engine
+                        .start_poll(cpu, self.cfg.poll_cpu_share, self.cfg.poll_spin_secs);
                 self.set_owner(a, Owner::Poll(r));
                 self.ranks[r as usize].poll = Some(a);
             }
