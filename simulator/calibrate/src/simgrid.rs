@@ -235,6 +235,15 @@ impl SimgridParams {
                 self.detached_thresh_bytes.to_string(),
             ),
         ];
+        // A polling call (`MPI_Test`, `MPI_Iprobe`) costs what a receive's fixed overhead
+        // costs, without SimGrid's growing back-off: a trace holds the loop's real number of
+        // calls, so the back-off (100 µs doubled after each failure, meant to keep simulated
+        // polling loops from spinning) would only add waiting (SNAP: 0.95 s of back-off in a
+        // 6 s replay whose run spent 0.15 s in all its MPI calls; validation/external README).
+        let poll_secs = self.or.first().map_or(0.0, |e| e.intercept_secs);
+        items.push(("smpi/test".into(), format!("{poll_secs:e}")));
+        items.push(("smpi/iprobe".into(), format!("{poll_secs:e}")));
+        items.push(("smpi/grow-injected-times".into(), "no".into()));
         if !self.rendezvous_late_wait.is_empty() {
             items.push((
                 "timeless/rendezvous-late-wait".into(),
@@ -377,8 +386,20 @@ mod tests {
         };
         assert_eq!(
             p.cfg_file("calibrated\nby hand"),
-            "# calibrated\n# by hand\nsmpi/lat-factor:1039:2;0:1.5\nsmpi/bw-factor:0:0.5\nsmpi/os:0:1e-6:1e-10\nsmpi/or:0:0:0\nsmpi/ois:0:0:0\nsmpi/send-is-detached-thresh:4096\n"
+            "# calibrated\n# by hand\nsmpi/lat-factor:1039:2;0:1.5\nsmpi/bw-factor:0:0.5\nsmpi/os:0:1e-6:1e-10\nsmpi/or:0:0:0\nsmpi/ois:0:0:0\nsmpi/send-is-detached-thresh:4096\nsmpi/test:0e0\nsmpi/iprobe:0e0\nsmpi/grow-injected-times:no\n"
         );
+        // A polling call costs the receive overhead's intercept (here 2 µs), without back-off.
+        let polled = SimgridParams {
+            or: vec![OverheadEntry {
+                threshold_bytes: 0,
+                intercept_secs: 2e-6,
+                slope_secs_per_byte: 1e-9,
+            }],
+            ..p.clone()
+        };
+        assert!(polled.cfg_file("").ends_with(
+            "smpi/or:0:2e-6:1e-9\nsmpi/ois:0:0:0\nsmpi/send-is-detached-thresh:4096\nsmpi/test:2e-6\nsmpi/iprobe:2e-6\nsmpi/grow-injected-times:no\n"
+        ));
         // A folded calibration's late-receiver wait is written after them.
         let folded = SimgridParams {
             rendezvous_late_wait: vec![
@@ -397,6 +418,6 @@ mod tests {
         };
         assert!(folded
             .cfg_file("")
-            .ends_with("smpi/send-is-detached-thresh:4096\ntimeless/rendezvous-late-wait:4095:3e-6:0e0;0:0e0:0e0\n"));
+            .ends_with("smpi/grow-injected-times:no\ntimeless/rendezvous-late-wait:4095:3e-6:0e0;0:0e0:0e0\n"));
     }
 }
