@@ -416,8 +416,8 @@ mod tests {
             ],
             ..p
         };
-        assert!(folded
-            .cfg_file("")
-            .ends_with("smpi/grow-injected-times:no\ntimeless/rendezvous-late-wait:4095:3e-6:0e0;0:0e0:0e0\n"));
+        assert!(folded.cfg_file("").ends_with(
+            "smpi/grow-injected-times:no\ntimeless/rendezvous-late-wait:4095:3e-6:0e0;0:0e0:0e0\n"
+        ));
     }
 }
