@@ -55,8 +55,8 @@ pub struct ValidateArgs {
     pub trace_fold: Option<usize>,
     /// Folded runs pinned: rank r bound to core r mod C (Open MPI `--map-by core --bind-to
     /// core:overload-allowed`, MPICH `-bind-to core`), the untraced and the traced ones, instead
-    /// of unbound; the replay places rank r on core r mod C of the fold calibration's per-core
-    /// platform (`fold<K>/pinned/`).
+    /// of unbound; the replay pins rank r to core r mod C too (`timeless/pin-ranks`, the
+    /// calibration named `fold<K>-pinned` in the table).
     #[arg(long)]
     pub pin: bool,
     /// Host speed of the replay: the traced bursts' flop rate, or the calibrated kernel speed.

@@ -253,8 +253,8 @@ pub struct ValidateConfig {
     /// Ranks per core of the traced runs only.
     pub trace_fold: Option<usize>,
     /// Folded runs (untraced and traced) pinned, rank r bound to core r mod C
-    /// ([`launch::Plan::pin`]) instead of unbound; replayed with the fold calibration's
-    /// per-core platform (`fold<K>/pinned/`) when it has one.
+    /// ([`launch::Plan::pin`]) instead of unbound; replayed with their calibration's ranks
+    /// pinned the same way (`timeless/pin-ranks`; the rows name it `fold<K>-pinned`).
     pub pin: bool,
     /// Host speed of the replay.
     pub source: SpeedSource,
