@@ -489,6 +489,65 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
         std::fs::read_to_string(dir.path().join("pin-re/validate.csv")).unwrap(),
         pcsv
     );
+    // A fold calibration measured pinned (`calibrate network --fold 2 --pin`, here 40 µs of
+    // latency) is what `fold2-pinned` then replays with, its hosts at the base speed.
+    calibration_into(dir.path(), "cal/fold2-pinned", 40e-6, "2e9");
+    let pxml = std::fs::read_to_string(dir.path().join("cal/fold2-pinned/platform.xml")).unwrap();
+    std::fs::write(
+        dir.path().join("fold2-pinned.xml"),
+        pxml.replace("speed=\"2000000000f\"", "speed=\"1000000000f\""),
+    )
+    .unwrap();
+    let (_, err, code) = timeless(
+        dir.path(),
+        &[
+            "validate",
+            "--from",
+            "pin",
+            "--compute-speed",
+            "kernel",
+            "--calibration",
+            "cal",
+            "--out",
+            "pin-own",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let ocsv = std::fs::read_to_string(dir.path().join("pin-own/validate.csv")).unwrap();
+    let (oh, orow) = ocsv.split_once('\n').unwrap();
+    let own: f64 = field(oh, orow.trim_end(), "predicted_secs")
+        .parse()
+        .unwrap();
+    let (sim, err, code) = timeless(
+        dir.path(),
+        &[
+            "simulate",
+            list,
+            "-p",
+            "fold2-pinned.xml",
+            "--hostfile",
+            "cal/fold2-pinned/hostfile",
+            "-n",
+            "2",
+            "--cfg-file",
+            "cal/fold2-pinned/smpi.cfg",
+            "--cfg",
+            "timeless/pin-ranks:yes",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&sim).unwrap();
+    close(
+        own,
+        v["simulated_time"].as_f64().unwrap(),
+        1e-9,
+        "pinned, measured fold2-pinned calibration",
+    );
+    // 3 rounds of 2 messages, each 20 µs later than with fold2.
+    let fold2_pinned: f64 = p("predicted_secs").parse().unwrap();
+    assert!(own - fold2_pinned > 6.0 * 19e-6, "{own} vs {fold2_pinned}");
     // An earlier validation that is not one: exit 2 naming the file (and line).
     std::fs::create_dir_all(dir.path().join("empty")).unwrap();
     let (_, err, code) = timeless(

@@ -114,15 +114,29 @@ impl Models {
                     .map_err(|e| ValidateError::BadSetting(format!("--cfg {item}: {e}")))?;
             }
         }
-        let pinned = std::iter::once(&base)
-            .chain(folds.values())
-            .map(|c| {
+        // Pinned runs: `fold<K>-pinned/` when measured pinned (`calibrate network --fold K
+        // --pin`), else the calibration itself; either with `timeless/pin-ranks`.
+        let mut pinned = BTreeMap::new();
+        for c in std::iter::once(&base).chain(folds.values()) {
+            let name = format!("{}-pinned", c.name);
+            let dir = cal.join(&name);
+            let mut p = if c.name != "base" && dir.join("platform.xml").is_file() {
+                let mut p = load_calibration(&dir, &name, Some(kernel_speed))
+                    .map_err(|e| ValidateError::FoldCalibration(chain(&e)))?;
+                for item in extra_cfg {
+                    p.cfg
+                        .set(item)
+                        .map_err(|e| ValidateError::BadSetting(format!("--cfg {item}: {e}")))?;
+                }
+                p
+            } else {
                 let mut p = c.clone();
-                p.name = format!("{}-pinned", c.name);
-                p.cfg.pin_ranks = true;
-                (p.name.clone(), p)
-            })
-            .collect();
+                p.name = name.clone();
+                p
+            };
+            p.cfg.pin_ranks = true;
+            pinned.insert(name, p);
+        }
         Ok(Models {
             base,
             folds,

@@ -63,7 +63,11 @@ pub(super) fn run_bench(
             let mut c = Command::new("taskset");
             c.args(["-c", &format!("0-{}", cores.max(1) - 1), &args.mpirun])
                 .args(["-np", &(k * cores.max(1) as usize).to_string()])
-                .args(timeless_launch::line::OPEN_MPI_FOLDED_ARGS);
+                .args(if args.pin {
+                    &timeless_launch::line::OPEN_MPI_PINNED_FOLDED_ARGS[..]
+                } else {
+                    &timeless_launch::line::OPEN_MPI_FOLDED_ARGS[..]
+                });
             c
         }
         None => {

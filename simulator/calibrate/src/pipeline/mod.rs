@@ -253,6 +253,9 @@ pub struct NetworkConfig {
     pub cores: Option<u32>,
     /// Measure folded: K ranks per core on every core.
     pub fold: Option<usize>,
+    /// Folded: rank r pinned to core r mod C (Open MPI `--map-by core --bind-to
+    /// core:overload-allowed`) instead of unbound, as `timeless validate --pin` runs.
+    pub pin: bool,
     /// The folded measurements only raise the latency of the unfolded calibration in DIR.
     pub unfolded: Option<PathBuf>,
 }
@@ -280,6 +283,7 @@ impl NetworkConfig {
             flow_sharing: true,
             cores: None,
             fold: None,
+            pin: false,
             unfolded: None,
         }
     }

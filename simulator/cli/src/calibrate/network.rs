@@ -75,6 +75,11 @@ pub struct NetworkArgs {
     /// Measure folded: K ranks per core on every core (module docs).
     #[arg(long, value_name = "K", conflicts_with = "hostfile")]
     pub fold: Option<usize>,
+    /// Folded: pin rank r to core r mod C (as `timeless validate --pin` runs) instead of leaving
+    /// the ranks unbound; write the result to `<calibration>/fold<K>-pinned/`, which `validate
+    /// --pin` then uses for runs folded K per core.
+    #[arg(long, requires = "fold")]
+    pub pin: bool,
     /// The (folded) measurements only raise the latency of the unfolded calibration in DIR
     /// (module docs).
     #[arg(long, value_name = "DIR")]
@@ -98,6 +103,7 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
     c.bandwidth = args.bandwidth;
     c.detached_thresh = args.detached_thresh;
     c.speed = args.speed;
+    c.pin = args.pin;
     c.monotonic_tolerance = args.monotonic_tolerance;
     c.flow_sharing = !args.no_flow_sharing;
     c.cores = args.cores;
