@@ -148,13 +148,26 @@ fn simulate(dir: &Path, platform: &str, extra: &[&str]) -> f64 {
 /// configuration `cfg`.
 fn simulate_with(dir: &Path, case: &str, platform: &str, cfg: &str, extra: &[&str]) -> f64 {
     let list = format!("val/traces/{case}/trace-list.txt");
+    simulate_list(dir, &list, platform, "cal/hostfile", cfg, extra)
+}
+
+/// `timeless simulate`'s simulated time of the 2-rank trace `list` on `platform`, ranks placed
+/// by `hostfile`, with the configuration `cfg` and `extra` arguments.
+fn simulate_list(
+    dir: &Path,
+    list: &str,
+    platform: &str,
+    hostfile: &str,
+    cfg: &str,
+    extra: &[&str],
+) -> f64 {
     let mut a = vec![
         "simulate",
-        &list,
+        list,
         "-p",
         platform,
         "--hostfile",
-        "cal/hostfile",
+        hostfile,
         "-n",
         "2",
         "--cfg-file",
@@ -443,30 +456,17 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
         )
     );
     let list = "pin/traces/ring-n2-f2/trace-list.txt";
-    let (sim, err, code) = timeless(
+    let pinned = simulate_list(
         dir.path(),
-        &[
-            "simulate",
-            list,
-            "-p",
-            "fold2.xml",
-            "--hostfile",
-            "cal/fold2/hostfile",
-            "-n",
-            "2",
-            "--cfg-file",
-            "cal/fold2/smpi.cfg",
-            "--cfg",
-            "timeless/pin-ranks:yes",
-            "--format",
-            "json",
-        ],
+        list,
+        "fold2.xml",
+        "cal/fold2/hostfile",
+        "cal/fold2/smpi.cfg",
+        &["--cfg", "timeless/pin-ranks:yes"],
     );
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&sim).unwrap();
     close(
         p("predicted_secs").parse().unwrap(),
-        v["simulated_time"].as_f64().unwrap(),
+        pinned,
         1e-9,
         "pinned, fold2-pinned calibration",
     );
@@ -518,30 +518,17 @@ fn ring_prediction_matches_simulate_on_the_kept_trace() {
     let own: f64 = field(oh, orow.trim_end(), "predicted_secs")
         .parse()
         .unwrap();
-    let (sim, err, code) = timeless(
+    let measured_pinned = simulate_list(
         dir.path(),
-        &[
-            "simulate",
-            list,
-            "-p",
-            "fold2-pinned.xml",
-            "--hostfile",
-            "cal/fold2-pinned/hostfile",
-            "-n",
-            "2",
-            "--cfg-file",
-            "cal/fold2-pinned/smpi.cfg",
-            "--cfg",
-            "timeless/pin-ranks:yes",
-            "--format",
-            "json",
-        ],
+        list,
+        "fold2-pinned.xml",
+        "cal/fold2-pinned/hostfile",
+        "cal/fold2-pinned/smpi.cfg",
+        &["--cfg", "timeless/pin-ranks:yes"],
     );
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&sim).unwrap();
     close(
         own,
-        v["simulated_time"].as_f64().unwrap(),
+        measured_pinned,
         1e-9,
         "pinned, measured fold2-pinned calibration",
     );
