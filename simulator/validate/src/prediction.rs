@@ -107,12 +107,8 @@ impl Models {
         let kernel_speed = platform_speed(&base.platform)?;
         let mut folds = load_fold_calibrations(cal, kernel_speed)
             .map_err(|e| ValidateError::FoldCalibration(chain(&e)))?;
-        for item in extra_cfg {
-            for c in std::iter::once(&mut base).chain(folds.values_mut()) {
-                c.cfg
-                    .set(item)
-                    .map_err(|e| ValidateError::BadSetting(format!("--cfg {item}: {e}")))?;
-            }
+        for c in std::iter::once(&mut base).chain(folds.values_mut()) {
+            c.apply(extra_cfg)?;
         }
         // Pinned runs: `fold<K>-pinned/` when measured pinned (`calibrate network --fold K
         // --pin`), else the calibration itself; either with `timeless/pin-ranks`.
@@ -123,11 +119,7 @@ impl Models {
             let mut p = if c.name != "base" && dir.join("platform.xml").is_file() {
                 let mut p = load_calibration(&dir, &name, Some(kernel_speed))
                     .map_err(|e| ValidateError::FoldCalibration(chain(&e)))?;
-                for item in extra_cfg {
-                    p.cfg
-                        .set(item)
-                        .map_err(|e| ValidateError::BadSetting(format!("--cfg {item}: {e}")))?;
-                }
+                p.apply(extra_cfg)?;
                 p
             } else {
                 let mut p = c.clone();
@@ -309,6 +301,18 @@ pub(crate) struct Calibration {
     platform_path: PathBuf,
     hostfile: PathBuf,
     cfg: ReplayConfig,
+}
+
+impl Calibration {
+    /// Applies the settings `extra_cfg` (`KEY:VALUE`) over its `smpi.cfg`.
+    fn apply(&mut self, extra_cfg: &[String]) -> Result<(), ValidateError> {
+        for item in extra_cfg {
+            self.cfg
+                .set(item)
+                .map_err(|e| ValidateError::BadSetting(format!("--cfg {item}: {e}")))?;
+        }
+        Ok(())
+    }
 }
 
 /// Loads the calibration in `dir`; with `speed`, its hosts are set to that speed (a fold's
