@@ -7,10 +7,13 @@
 
 use std::fmt;
 
-/// One `thr:values...` entry.
+/// One `thr:values...` entry: `first` and `second` repeat the first two values (0 when absent)
+/// so that a lookup reads the entry alone.
 #[derive(Debug, Clone, PartialEq)]
 struct Entry {
     threshold_bytes: f64,
+    first: f64,
+    second: f64,
     values: Vec<f64>,
 }
 
@@ -18,6 +21,8 @@ struct Entry {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PiecewiseFactor {
     entries: Vec<Entry>,
+    /// Every value is zero (kept from parsing: asked once per message).
+    zero: bool,
 }
 
 /// Why a piecewise string was rejected.
@@ -75,6 +80,8 @@ impl PiecewiseFactor {
             }
             entries.push(Entry {
                 threshold_bytes,
+                first: values.first().copied().unwrap_or(0.0),
+                second: values.get(1).copied().unwrap_or(0.0),
                 values,
             });
         }
@@ -82,7 +89,8 @@ impl PiecewiseFactor {
             return Err(err("no entry".into()));
         }
         entries.sort_by(|a, b| a.threshold_bytes.total_cmp(&b.threshold_bytes));
-        Ok(PiecewiseFactor { entries })
+        let zero = entries.iter().all(|e| e.values.iter().all(|&v| v == 0.0));
+        Ok(PiecewiseFactor { entries, zero })
     }
 
     /// Factor for a message of `bytes` (the network size P = S + 16): the value of the largest
@@ -92,7 +100,7 @@ impl PiecewiseFactor {
             .iter()
             .rev()
             .find(|e| e.threshold_bytes < bytes)
-            .map_or(1.0, |e| e.values[0])
+            .map_or(1.0, |e| e.first)
     }
 
     /// Overhead in seconds for a message of `bytes` (the raw size S): `a + b·S` from the entry with
@@ -104,16 +112,12 @@ impl PiecewiseFactor {
             .rev()
             .find(|e| e.threshold_bytes < bytes)
             .unwrap_or(&self.entries[0]);
-        let a = e.values.first().copied().unwrap_or(0.0);
-        let b = e.values.get(1).copied().unwrap_or(0.0);
-        a + b * bytes
+        e.first + e.second * bytes
     }
 
     /// True when every value is zero (an overhead table that costs nothing).
     pub fn is_zero(&self) -> bool {
-        self.entries
-            .iter()
-            .all(|e| e.values.iter().all(|&v| v == 0.0))
+        self.zero
     }
 }
 

@@ -332,4 +332,12 @@ impl ActionStream for AheadStream {
     fn foreign_lines(&self) -> u64 {
         self.foreign_lines
     }
+
+    fn prefetch_next(&self) {
+        if let Some(item) = self.items.front() {
+            let p = item as *const Item as *const u8;
+            crate::stream::prefetch(p);
+            crate::stream::prefetch(p.wrapping_add(64));
+        }
+    }
 }

@@ -40,6 +40,24 @@ pub trait ActionStream: Send {
     fn foreign_lines(&self) -> u64 {
         0
     }
+
+    /// A hint that [`ActionStream::next_event`] will be called soon: a stream that holds decoded
+    /// events asks the CPU to bring the next one into the cache. No effect on the results.
+    fn prefetch_next(&self) {}
+}
+
+/// Asks the CPU to bring the cache line at `p` into the cache (a hint: no effect on results,
+/// nothing on other architectures).
+#[inline(always)]
+pub fn prefetch<T: ?Sized>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address.
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// A trace: one [`ActionStream`] per rank.

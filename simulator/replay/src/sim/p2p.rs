@@ -17,11 +17,15 @@ impl Simulation<'_> {
     /// Queues a send step, preceded by its software overhead (`smpi/ois` for every isend,
     /// `smpi/os` for a blocking detached send; reference §4.3).
     pub(super) fn push_send(&mut self, r: u32, peer: u32, tag: Tag, bytes: u64, dest: Dest) {
-        let [os, _, ois] = &self.overheads[self.ranks[r as usize].host as usize];
-        let overhead = match dest {
-            Dest::Block if bytes < self.cfg.detached_thresh_bytes => os.overhead_secs(bytes as f64),
-            Dest::Block => 0.0,
-            Dest::Store | Dest::Group => ois.overhead_secs(bytes as f64),
+        let host = self.ranks[r as usize].host;
+        let table = match dest {
+            Dest::Block if bytes < self.cfg.detached_thresh_bytes => Some(self.overhead(host, 0)),
+            Dest::Block => None,
+            Dest::Store | Dest::Group => Some(self.overhead(host, 2)),
+        };
+        let overhead = match table {
+            Some(t) if !t.is_zero() => t.overhead_secs(bytes as f64),
+            _ => 0.0,
         };
         let st = &mut self.ranks[r as usize];
         if overhead > 0.0 {
@@ -187,18 +191,16 @@ impl Simulation<'_> {
     ) -> Result<TransferId, ReplayError> {
         let now = self.engine.now();
         let (hs, hd) = (self.ranks[src as usize].host, self.ranks[dst as usize].host);
-        let fwd = self.route(hs, hd, src, true)?;
-        let back = if self.cfg.net.crosstraffic {
-            Some(self.route(hd, hs, src, false)?)
-        } else {
-            None
-        };
-        let f = &self.route_list[fwd as usize];
-        let empty: &[u32] = &[];
-        let b = back.map_or(empty, |b| &self.route_list[b as usize].links[..]);
-        let act =
-            self.engine
-                .start_comm(&f.links, b, f.latency_secs, (bytes + ENVELOPE_BYTES) as f64);
+        let (fwd, back) = self.routes(hs, hd, src, self.cfg.net.crosstraffic)?;
+        let latency_secs = self.route_list[fwd as usize].latency_secs;
+        let (fr, br) = (
+            self.route_range(fwd),
+            back.map_or(0..0, |b| self.route_range(b)),
+        );
+        let (f, b) = (&self.route_links[fr], &self.route_links[br]);
+        let act = self
+            .engine
+            .start_comm(f, b, latency_secs, (bytes + ENVELOPE_BYTES) as f64);
         let t = self.mail.new_transfer(Transfer {
             send_req,
             recv_req,

@@ -106,7 +106,7 @@ impl Simulation<'_> {
     /// receive whose sender was detached (reference §4.3), nothing otherwise.
     pub(super) fn recv_overhead_secs(&self, q: ReqId) -> f64 {
         let req = &self.mail.reqs[q as usize];
-        let or = &self.overheads[self.ranks[req.owner as usize].host as usize][1];
+        let or = self.overhead(self.ranks[req.owner as usize].host, 1);
         if !req.is_send && req.sender_detached && !or.is_zero() {
             or.overhead_secs(req.sender_bytes as f64)
         } else {
