@@ -15,7 +15,7 @@ use crate::zone::{
     Zone, ZoneId,
 };
 use crate::{Host, HostId, Link, LinkId, Platform, PlatformOptions, SharingPolicy};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// At most this many "unit-less value" notices are kept; the rest are counted.
 const MAX_UNITLESS_NOTICES: usize = 10;
@@ -50,14 +50,14 @@ impl Builder {
             latency_secs: opts.loopback_latency_secs,
             policy: SharingPolicy::FatPipe,
         };
-        let mut link_by_name = HashMap::new();
+        let mut link_by_name = HashMap::default();
         link_by_name.insert(loopback.name.clone(), LinkId(0));
         Builder {
             p: Platform {
                 origin: path.to_string(),
                 hosts: Vec::new(),
                 host_netpoints: Vec::new(),
-                host_by_name: HashMap::new(),
+                host_by_name: HashMap::default(),
                 links: vec![loopback],
                 link_props: vec![Vec::new()],
                 link_by_name,
@@ -70,8 +70,8 @@ impl Builder {
             path: path.to_string(),
             current: None,
             root: None,
-            np_by_name: HashMap::new(),
-            split_links: HashMap::new(),
+            np_by_name: HashMap::default(),
+            split_links: HashMap::default(),
             zone_cluster: ZoneClusterArgs::default(),
             fat_tree_position: 0,
             fat_tree_uid: 0,
@@ -160,7 +160,7 @@ impl Builder {
             vertices: Vec::new(),
             recursive: false,
             props: Vec::new(),
-            bypass: HashMap::new(),
+            bypass: HashMap::default(),
             routing,
         });
         match parent {

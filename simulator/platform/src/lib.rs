@@ -87,7 +87,7 @@ pub(crate) mod zone;
 pub use error::PlatformError;
 pub use whatif::{WhatIf, WhatIfError};
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::path::Path;
 use zone::{NetPoint, Zone};
 

@@ -23,7 +23,7 @@ use crate::routing::full::FullRouting;
 use crate::routing::star::StarRouting;
 use crate::routing::torus::TorusRouting;
 use crate::{HostId, LinkId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Index into the platform's netpoints.
 pub(crate) type NpId = usize;

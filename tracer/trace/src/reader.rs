@@ -64,13 +64,18 @@ impl TraceSource {
             if entries.is_empty() && looks_like_action(trimmed) {
                 return Ok(TraceSource::Shared(path.to_path_buf()));
             }
+            // One stat per entry (a list may name 65,536 files): the path against the list's
+            // directory, else as written.
             let candidate = base.join(trimmed);
-            let resolved = if candidate.exists() {
-                candidate
-            } else {
-                PathBuf::from(trimmed)
+            let (resolved, meta) = match std::fs::metadata(&candidate) {
+                Ok(m) => (candidate, Ok(m)),
+                Err(_) => {
+                    let p = PathBuf::from(trimmed);
+                    let m = std::fs::metadata(&p);
+                    (p, m)
+                }
             };
-            if !resolved.exists() {
+            let Ok(meta) = meta else {
                 return Err(TraceError::new(
                     path,
                     i + 1,
@@ -81,8 +86,8 @@ impl TraceSource {
                         ),
                     },
                 ));
-            }
-            if resolved.is_dir() {
+            };
+            if meta.is_dir() {
                 return Err(TraceError::new(
                     path,
                     i + 1,
@@ -132,17 +137,25 @@ impl TraceSource {
             },
             TraceSource::Shared(p) => (p.clone(), true),
         };
-        if path.is_dir() {
-            return Err(TraceError::new(
-                &path,
-                0,
-                TraceErrorKind::IsDirectory(path.clone()),
-            ));
-        }
         let file =
             File::open(&path).map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e)))?;
+        // The open file's own metadata (no second path lookup): a directory opens on Unix.
+        let len = match file.metadata() {
+            Ok(m) if m.is_dir() => {
+                return Err(TraceError::new(
+                    &path,
+                    0,
+                    TraceErrorKind::IsDirectory(path.clone()),
+                ))
+            }
+            Ok(m) => m.len(),
+            Err(_) => u64::MAX,
+        };
+        // A buffer no larger than the file: thousands of small rank files read in one call
+        // each, without 64 KiB apiece of buffers.
+        let capacity = len.saturating_add(1).clamp(4096, 64 * 1024) as usize;
         Ok(RankReader {
-            reader: BufReader::with_capacity(64 * 1024, file),
+            reader: BufReader::with_capacity(capacity, file),
             path,
             rank,
             nranks,

@@ -31,7 +31,7 @@ pub(crate) fn bounded_product(factors: &[usize], what: &str) -> Result<usize, St
     }
     Ok(product)
 }
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// `ClusterBase`'s position table.
 #[derive(Debug, Clone)]
@@ -45,7 +45,7 @@ pub(crate) struct ClusterBase {
 impl ClusterBase {
     pub(crate) fn new(num_links_per_node: usize) -> Self {
         ClusterBase {
-            private_links: HashMap::new(),
+            private_links: HashMap::default(),
             has_loopback: false,
             has_limiter: false,
             num_links_per_node,

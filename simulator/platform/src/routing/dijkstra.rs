@@ -30,8 +30,8 @@ use crate::zone::{Gateways, LocalRoute, NpId, Zone};
 use crate::{LinkId, Platform};
 use ordered_float::OrderedFloat;
 use priority_queue::PriorityQueue;
+use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Reverse;
-use std::collections::HashMap;
 
 /// The route graph of a Dijkstra zone.
 #[derive(Debug, Clone, Default)]

@@ -31,7 +31,7 @@ use super::add_link;
 use super::cluster_base::{bounded_product, ClusterBase};
 use crate::zone::{Gateways, NetPoint};
 use crate::{Link, LinkId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A fat-tree node (leaf or switch).
 #[derive(Debug, Clone)]
@@ -132,7 +132,7 @@ impl FatTreeRouting {
             children_per_node: down,
             parents_per_node: up,
             ports_lower_level: count,
-            compute_nodes: HashMap::new(),
+            compute_nodes: HashMap::default(),
             nodes: Vec::new(),
             links: Vec::new(),
             nodes_by_level: Vec::new(),

@@ -21,7 +21,7 @@ use super::add_links;
 use super::full::RouteNames;
 use crate::zone::{Gateways, LocalRoute, NpId, Zone};
 use crate::{LinkId, Platform};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Largest Floyd zone accepted (512 MB of tables, 5·10¹¹ steps).
 pub(crate) const MAX_FLOYD_VERTICES: usize = 8192;

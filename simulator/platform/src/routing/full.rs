@@ -15,7 +15,7 @@
 use super::add_links;
 use crate::zone::{Gateways, LocalRoute};
 use crate::{Link, LinkId};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Tables of a Full zone, indexed by vertex.
 #[derive(Debug, Clone, Default)]

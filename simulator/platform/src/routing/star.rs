@@ -24,7 +24,7 @@
 use super::add_link;
 use crate::zone::{Gateways, NpId};
 use crate::{LinkId, Platform};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The per-component lists of a star zone (SimGrid's `StarRoute`).
 #[derive(Debug, Clone, Default)]
