@@ -457,6 +457,11 @@ impl System {
     pub fn solve(&mut self) {
         self.touched.clear();
         self.hubs.next_serial();
+        if self.hubs.dormant {
+            let modified = std::mem::take(&mut self.modified);
+            self.wake_if_crowded(&modified);
+            self.modified = modified;
+        }
         let mut charged_upto = 0;
         loop {
             self.solve_hubs();
@@ -471,6 +476,7 @@ impl System {
             }
         }
         self.settle_group_events();
+        self.sleep_if_hubless();
     }
 
     /// The general path: bottleneck filling of the components of the modified constraints.

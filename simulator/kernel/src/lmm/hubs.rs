@@ -51,6 +51,7 @@
 use super::{Sharing, System, VarId};
 
 mod cut;
+mod dormant;
 mod exceptions;
 mod registration;
 
@@ -97,7 +98,7 @@ impl ExactSum {
 /// Per-constraint bookkeeping of the registered (active) variables.
 #[derive(Debug, Clone)]
 pub(super) struct CnstReg {
-    n_active: u32,
+    pub(super) n_active: u32,
     n_unhubbed: u32,
     /// The hubs whose members use this constraint, usually one.
     hubs: Vec<HubEntry>,
@@ -165,7 +166,7 @@ impl CnstReg {
 /// Per-variable registration.
 #[derive(Debug, Clone, Default)]
 pub(super) struct VarReg {
-    registered: bool,
+    pub(super) registered: bool,
     /// Whether the terms were added to the constraints' usages.
     fx: bool,
     hub: Option<u32>,
@@ -262,6 +263,11 @@ pub(super) struct Hubs {
     serial: u32,
     /// How many hubs are cut (none: the cut bookkeeping is skipped).
     n_cut: u32,
+    /// How many hubs are alive.
+    pub(super) n_live: u32,
+    /// No hub is alive and no variable is registered (`dormant`): registration waits until
+    /// a constraint has `on` active variables.
+    pub(super) dormant: bool,
     /// Test statistics: cuts, hubs put back, variables moved to another hub by a cut or an
     /// uncut, and evaluations in the group regime of a hub with cut neighbours.
     #[cfg(test)]
@@ -288,6 +294,8 @@ impl Default for Hubs {
             uncut_pending: Vec::new(),
             serial: 0,
             n_cut: 0,
+            n_live: 0,
+            dormant: true,
             #[cfg(test)]
             stats: [0; 4],
         }
@@ -331,6 +339,11 @@ impl System {
     pub fn set_hub_thresholds(&mut self, on: u32, off: u32) {
         self.hubs.on = on;
         self.hubs.off = off.min(on);
+        if self.hubs.dormant {
+            let all: Vec<u32> = (0..self.cnsts.len() as u32).collect();
+            self.wake_if_crowded(&all);
+            return;
+        }
         for c in 0..self.cnsts.len() as u32 {
             self.count_changed(c);
         }

@@ -470,6 +470,51 @@ fn binding_bound_keeps_the_general_path() {
     assert_eq!(s.value(others[1]), 40.0);
 }
 
+/// Dormant registration (`hubs::dormant`), on = 3, off = 2, backbone B (C = 90) and variables
+/// of p = 1: two variables leave the system dormant (45 each by the general path); the third
+/// wakes it and B becomes a hub whose group gives each 90/3 = 30; removing two leaves one
+/// (below off): the hub is dropped, the system sleeps with no registration left, and the
+/// survivor gets all 90; two arrivals wake it again (30 each, in the group).
+#[test]
+fn dormant_registration_wakes_and_sleeps() {
+    let mut s = System::new();
+    s.set_hub_thresholds(3, 2);
+    let b = s.add_constraint(90.0, Sharing::Shared);
+    let add = |s: &mut System| {
+        let v = s.add_variable(1.0, -1.0);
+        s.expand(b, v, 1.0);
+        v
+    };
+    let v0 = add(&mut s);
+    let v1 = add(&mut s);
+    s.solve();
+    assert!(s.hubs.dormant);
+    assert!(!s.vars[v0.0 as usize].reg.registered);
+    assert_eq!((s.value(v0), s.value(v1)), (45.0, 45.0));
+    let v2 = add(&mut s);
+    s.solve();
+    assert!(!s.hubs.dormant);
+    assert_eq!(s.hubs.n_live, 1);
+    assert!([v0, v1, v2].iter().all(|&v| s.group_of(v).is_some()));
+    assert_eq!(s.group_share(s.group_of(v0).unwrap()), 30.0);
+    s.clear_group_events();
+    s.remove_variable(v0);
+    s.remove_variable(v1);
+    s.solve();
+    assert!(s.hubs.dormant);
+    assert_eq!(s.hubs.n_live, 0);
+    assert!(!s.vars[v2.0 as usize].reg.registered);
+    assert_eq!(s.cnsts[b.0 as usize].reg.n_active, 0);
+    assert_eq!(s.value(v2), 90.0);
+    s.clear_group_events();
+    let v3 = add(&mut s);
+    let v4 = add(&mut s);
+    s.solve();
+    assert!(!s.hubs.dormant);
+    assert!([v2, v3, v4].iter().all(|&v| s.group_of(v).is_some()));
+    assert_eq!(s.group_share(s.group_of(v3).unwrap()), 30.0);
+}
+
 /// One step of a random arrival/departure sequence.
 #[derive(Debug, Clone)]
 enum HubOp {

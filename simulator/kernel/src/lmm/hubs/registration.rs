@@ -21,6 +21,9 @@ use crate::lmm::{Sharing, System, VarId};
 
 impl System {
     pub(in crate::lmm) fn want_registration(&mut self, v: u32) {
+        if self.hubs.dormant {
+            return;
+        }
         let reg = &mut self.vars[v as usize].reg;
         if !reg.pending {
             reg.pending = true;
@@ -316,11 +319,15 @@ impl System {
 
     /// Undoes [`System::register`]. A member of a group leaves it, listed in
     /// [`System::group_left`] unless the variable is being `removed`.
+    #[inline]
     pub(in crate::lmm) fn unregister(&mut self, v: u32, removed: bool) {
-        let reg = &mut self.vars[v as usize].reg;
-        if !reg.registered {
-            return;
+        if self.vars[v as usize].reg.registered {
+            self.unregister_registered(v, removed);
         }
+    }
+
+    fn unregister_registered(&mut self, v: u32, removed: bool) {
+        let reg = &mut self.vars[v as usize].reg;
         reg.registered = false;
         reg.excepted = false;
         let hub = reg.hub;
@@ -358,6 +365,7 @@ impl System {
             alive: true,
             ..Hub::default()
         };
+        self.hubs.n_live += 1;
         let vars = self.registered_on(c);
         for &v in &vars {
             self.unregister(v, false);
@@ -382,6 +390,7 @@ impl System {
         debug_assert!(hub.neighbours.is_empty() && hub.exceptions.is_empty() && hub.unclean == 0);
         hub.excepted_vars.clear();
         hub.alive = false;
+        self.hubs.n_live -= 1;
         hub.fast = false;
         self.uncut(h);
         self.hubs.free.push(h);
