@@ -28,6 +28,9 @@ use crate::action::Rank;
 use crate::error::TraceError;
 use crate::stream::{ActionStream, Event, TraceSet};
 
+/// Events [`ActionStream::prefetch_next`] asks the cache for.
+const PREFETCH_EVENTS: usize = 3;
+
 /// Batches kept ready per rank.
 pub const DEPTH: usize = 2;
 /// Events kept ready over all ranks, roughly (batches hold at least 16 and at most 256).
@@ -158,7 +161,8 @@ impl Drop for DecodeAhead {
 
 /// The decoder thread: refills the queues, the wanted rank first, until every stream ended or
 /// the replay is gone.
-fn decode(shared: &Shared, mut streams: Vec<Box<dyn ActionStream>>, batch: usize) {
+fn decode(shared: &Shared, streams: Vec<Box<dyn ActionStream>>, batch: usize) {
+    let mut streams: Vec<Option<Box<dyn ActionStream>>> = streams.into_iter().map(Some).collect();
     /// Tells a waiting replay if this thread unwinds.
     struct Gone<'a>(&'a Shared);
     impl Drop for Gone<'_> {
@@ -199,7 +203,9 @@ fn decode(shared: &Shared, mut streams: Vec<Box<dyn ActionStream>>, batch: usize
                 }
             }
         };
-        let s = &mut streams[rank];
+        let Some(s) = streams[rank].as_mut() else {
+            continue; // not reached: a finished rank is never picked
+        };
         let mut items = Vec::with_capacity(batch);
         let mut last = false;
         while items.len() < batch {
@@ -217,6 +223,10 @@ fn decode(shared: &Shared, mut streams: Vec<Box<dyn ActionStream>>, batch: usize
             }
         }
         let foreign_lines = s.foreign_lines();
+        if last {
+            // Closed here, on this thread, as soon as it ends (not all at the replay's end).
+            streams[rank] = None;
+        }
         let mut st = shared.lock();
         let q = &mut st.queues[rank];
         q.finished = last;
@@ -334,10 +344,18 @@ impl ActionStream for AheadStream {
     }
 
     fn prefetch_next(&self) {
-        if let Some(item) = self.items.front() {
+        // The next events a rank reads in one run (a wake-up typically reads two or three:
+        // compute, send, recv), each line they span.
+        let (a, b) = self.items.as_slices();
+        for item in a.iter().chain(b).take(PREFETCH_EVENTS) {
             let p = item as *const Item as *const u8;
-            crate::stream::prefetch(p);
-            crate::stream::prefetch(p.wrapping_add(64));
+            let size = std::mem::size_of::<Item>();
+            let mut off = 0;
+            while off < size {
+                crate::stream::prefetch(p.wrapping_add(off));
+                off += 64;
+            }
+            crate::stream::prefetch(p.wrapping_add(size - 1));
         }
     }
 }
