@@ -56,6 +56,7 @@
 //! Inputs: capacities, weights, penalties, bounds. Computed: values.
 
 use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
+use smallvec::SmallVec;
 
 mod hubs;
 
@@ -100,7 +101,8 @@ struct Var {
     penalty: f64,
     bound: f64,
     value: f64,
-    elems: Vec<u32>,
+    /// Its elements; a flow with cross-traffic has 5 or 6, kept inline (no pointer to follow).
+    elems: SmallVec<[u32; 6]>,
     fixed: bool,
     mark: u32,
     alive: bool,
@@ -180,7 +182,7 @@ impl System {
             penalty,
             bound,
             value: 0.0,
-            elems: Vec::new(),
+            elems: SmallVec::new(),
             fixed: false,
             mark: 0,
             alive: true,

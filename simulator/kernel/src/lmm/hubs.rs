@@ -49,6 +49,7 @@
 //! completion dates need no update either.
 
 use super::{Sharing, System, VarId};
+use smallvec::SmallVec;
 
 mod cut;
 mod dormant;
@@ -101,7 +102,7 @@ pub(super) struct CnstReg {
     pub(super) n_active: u32,
     n_unhubbed: u32,
     /// The hubs whose members use this constraint, usually one.
-    hubs: Vec<HubEntry>,
+    hubs: SmallVec<[HubEntry; 1]>,
     /// Σ w/p of the registered variables with finite terms, while [`CnstReg::tracked`].
     usage: ExactSum,
     /// The hub this constraint is, if it is one.
@@ -137,7 +138,7 @@ impl Default for CnstReg {
         CnstReg {
             n_active: 0,
             n_unhubbed: 0,
-            hubs: Vec::new(),
+            hubs: SmallVec::new(),
             usage: ExactSum::default(),
             hub: None,
             count_dirty: false,
