@@ -6,7 +6,9 @@
 //!   `cores × speed`; it completes when its flops are done.
 //! * **transfer** (network model CM02 with SMPI factors, `src/surf/network_cm02.cpp`): for a
 //!   message of P bytes (payload + 16-byte envelope) over a route of raw latency `L` and links
-//!   `B_i`, a latency phase of `lat_factor(P)·L` seconds (penalty 0: no bandwidth), then a
+//!   `B_i`, a latency phase of `lat_factor(P)·L` seconds (no bandwidth: SimGrid's variable of
+//!   penalty 0, which takes no part in any solve; here the variable is only made when the phase
+//!   ends, so a flow in its latency phase costs the max-min system nothing), then a
 //!   variable of penalty `L + Σ weight_S/B_i` (`network/weight-S`, 8775 for SMPI) and bound
 //!   `min(min_i B_i, TCP_gamma/(2L))` (`network/TCP-gamma`), weight 1 on every route link and,
 //!   with `network/crosstraffic`, 0.05 on every link of the reverse route. The bytes drain at
@@ -39,6 +41,7 @@
 use crate::factors::PiecewiseFactor;
 use crate::heap::IndexedHeap;
 use crate::lmm::{CnstId, GroupId, Sharing, System, VarId};
+use smallvec::SmallVec;
 
 mod cpu;
 mod group;
@@ -89,6 +92,15 @@ enum Phase {
     Sleeping,
     /// Not an activity: the event-heap entry of a group's earliest member.
     Group,
+}
+
+/// The route of a transfer in its latency phase: `links[..forward]` forward (weight 1), the
+/// rest the reverse route (weight 0.05, cross-traffic).
+#[derive(Debug, Clone, Default)]
+struct LatencyRoute {
+    links: SmallVec<[u32; 8]>,
+    forward: u32,
+    bound: f64,
 }
 
 const NO_GROUP: u32 = u32::MAX;
@@ -158,6 +170,10 @@ pub struct Engine {
     free: Vec<u32>,
     var_act: Vec<u32>,
     heap: IndexedHeap,
+    /// The links of each transfer in its latency phase, by activity slot: its variable is
+    /// made when the phase ends, so that a flow in its latency phase costs the max-min system
+    /// nothing (no element to insert, then move to the active prefix).
+    latency_routes: Vec<LatencyRoute>,
     groups: Vec<GroupClock>,
     dirty_groups: Vec<u32>,
     group_slots: usize,
@@ -179,6 +195,7 @@ impl Engine {
             free: Vec::new(),
             var_act: Vec::new(),
             heap: IndexedHeap::new(),
+            latency_routes: Vec::new(),
             groups: Vec::new(),
             dirty_groups: Vec::new(),
             group_slots: 0,
@@ -430,30 +447,68 @@ impl Engine {
             bound = if bound < 0.0 { gamma } else { bound.min(gamma) };
         }
         let latency = l * self.net.lat_factor.factor(bytes);
-        let (phase, initial_penalty) = if latency > 0.0 {
-            (Phase::Latency, 0.0)
+        let back_route = if self.net.crosstraffic {
+            back_route
         } else {
-            (Phase::Running, 1.0)
+            &[]
         };
-        let var = self.lmm.add_variable(initial_penalty, bound);
-        for &k in route {
-            self.lmm.expand(self.link_cnst[k as usize], var, 1.0);
-        }
-        if self.net.crosstraffic {
-            for &k in back_route {
-                self.lmm.expand(self.link_cnst[k as usize], var, 0.05);
+        if latency > 0.0 {
+            // The variable is made when the latency phase ends (`begin_transfer`).
+            let id = self.alloc(Activity {
+                rate_factor: bw_factor,
+                penalty_after_latency: penalty,
+                ..Activity::new(Phase::Latency, None, bytes, self.now)
+            });
+            let i = id.0 as usize;
+            if self.latency_routes.len() <= i {
+                self.latency_routes
+                    .resize_with(i + 1, LatencyRoute::default);
             }
+            let r = &mut self.latency_routes[i];
+            r.links.clear();
+            r.links.extend_from_slice(route);
+            r.links.extend_from_slice(back_route);
+            r.forward = route.len() as u32;
+            r.bound = bound;
+            self.heap.set(id.0, self.now + latency);
+            return id;
         }
         let id = self.alloc(Activity {
             rate_factor: bw_factor,
             penalty_after_latency: penalty,
-            ..Activity::new(phase, Some(var), bytes, self.now)
+            ..Activity::new(Phase::Running, None, bytes, self.now)
         });
-        self.bind_var(var, id);
-        if phase == Phase::Latency {
-            self.heap.set(id.0, self.now + latency);
-        }
+        // No latency phase: penalty 1 (SimGrid 3.32's quirk, module doc).
+        self.begin_transfer(id.0, 1.0, bound, route, back_route);
         id
+    }
+
+    /// Gives transfer `a` its variable: penalty `penalty`, bound `bound`, weight 1 on every
+    /// link of `route` and 0.05 on every link of `back_route` (cross-traffic), in that order,
+    /// so that a link on both gets one element of weight 1.05, as SimGrid's `expand`.
+    fn begin_transfer(&mut self, a: u32, penalty: f64, bound: f64, route: &[u32], back: &[u32]) {
+        let var = self.lmm.add_variable(penalty, bound);
+        for &k in route {
+            self.lmm.expand(self.link_cnst[k as usize], var, 1.0);
+        }
+        for &k in back {
+            self.lmm.expand(self.link_cnst[k as usize], var, 0.05);
+        }
+        self.acts[a as usize].var = Some(var);
+        self.bind_var(var, ActivityId(a));
+    }
+
+    /// The latency phase of transfer `a` ends: it gets its variable, with its penalty.
+    fn end_latency(&mut self, a: u32) {
+        let r = std::mem::take(&mut self.latency_routes[a as usize]);
+        let act = &mut self.acts[a as usize];
+        act.phase = Phase::Running;
+        act.last_update = self.now;
+        let p = act.penalty_after_latency;
+        let (fwd, back) = r.links.split_at(r.forward as usize);
+        self.begin_transfer(a, p, r.bound, fwd, back);
+        // Keep the buffer for the next transfer in this slot.
+        self.latency_routes[a as usize] = r;
     }
 
     /// Re-solves what changed, advances the clock to the next event and appends the activities
@@ -528,15 +583,7 @@ impl Engine {
             self.heap.pop();
             let act = &mut self.acts[a as usize];
             match act.phase {
-                Phase::Latency => {
-                    act.phase = Phase::Running;
-                    act.last_update = self.now;
-                    let (var, p) = (
-                        act.var.expect("transfer has a variable"),
-                        act.penalty_after_latency,
-                    );
-                    self.lmm.set_penalty(var, p);
-                }
+                Phase::Latency => self.end_latency(a),
                 Phase::Running | Phase::Sleeping => self.finish(a, done),
                 Phase::Group => {
                     let g = act.group;
