@@ -106,6 +106,9 @@ struct Var {
     fixed: bool,
     mark: u32,
     alive: bool,
+    /// Position in [`System::active_vars`] while alive with a positive penalty ([`NONE`]
+    /// otherwise).
+    active_pos: u32,
     /// Hub bookkeeping: registration and group membership ([`hubs`]).
     reg: hubs::VarReg,
 }
@@ -130,6 +133,9 @@ pub struct System {
     cnsts: Vec<Cnst>,
     vars: Vec<Var>,
     free_vars: Vec<u32>,
+    /// The alive variables of positive penalty, in no particular order: what registration
+    /// wakes or forgets at once (`hubs::dormant`) without walking every variable slot.
+    active_vars: Vec<u32>,
     elems: Vec<Elem>,
     free_elems: Vec<u32>,
     modified: Vec<u32>,
@@ -186,6 +192,7 @@ impl System {
             fixed: false,
             mark: 0,
             alive: true,
+            active_pos: NONE,
             reg: hubs::VarReg::default(),
         };
         let id = match self.free_vars.pop() {
@@ -200,9 +207,30 @@ impl System {
             }
         };
         if penalty > 0.0 {
+            self.list_active(id.0);
             self.want_registration(id.0);
         }
         id
+    }
+
+    /// Puts variable `v` in [`System::active_vars`].
+    fn list_active(&mut self, v: u32) {
+        debug_assert_eq!(self.vars[v as usize].active_pos, NONE);
+        self.vars[v as usize].active_pos = self.active_vars.len() as u32;
+        self.active_vars.push(v);
+    }
+
+    /// Takes variable `v` out of [`System::active_vars`] (the last one takes its place).
+    fn unlist_active(&mut self, v: u32) {
+        let pos = self.vars[v as usize].active_pos;
+        if pos == NONE {
+            return;
+        }
+        self.vars[v as usize].active_pos = NONE;
+        self.active_vars.swap_remove(pos as usize);
+        if let Some(&moved) = self.active_vars.get(pos as usize) {
+            self.vars[moved as usize].active_pos = pos;
+        }
     }
 
     /// Makes `var` consume `weight` of `cnst`. Expanding twice onto the same constraint adds the
@@ -276,6 +304,7 @@ impl System {
             self.free_elems.push(e);
         }
         elems.clear();
+        self.unlist_active(var.0);
         let v = &mut self.vars[var.0 as usize];
         v.elems = elems;
         v.alive = false;
@@ -295,9 +324,15 @@ impl System {
         }
         let v = &mut self.vars[var.0 as usize];
         let was_active = v.penalty > 0.0;
+        let alive = v.alive;
         v.penalty = penalty;
         if penalty <= 0.0 {
             v.value = 0.0;
+        }
+        if alive && !was_active && penalty > 0.0 {
+            self.list_active(var.0);
+        } else if was_active && penalty <= 0.0 {
+            self.unlist_active(var.0);
         }
         for j in 0..self.vars[var.0 as usize].elems.len() {
             let e = self.vars[var.0 as usize].elems[j];
