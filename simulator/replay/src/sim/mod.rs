@@ -177,23 +177,25 @@ impl<'p> Simulation<'p> {
         let mut placed_on_host = vec![0u32; platform.hosts().len()];
         let mut overheads = Vec::with_capacity(platform.hosts().len());
         let mut overhead_tables = vec![cfg.os.clone(), cfg.or.clone(), cfg.ois.clone()];
+        // A property's text -> its table's index: hosts that say the same share one table.
+        let mut table_of: HashMap<&str, u32> = HashMap::default();
         for (i, host) in platform.hosts().iter().enumerate() {
             let mut o = [0, 1, 2];
             for (k, key) in ["smpi/os", "smpi/or", "smpi/ois"].iter().enumerate() {
                 if let Some(v) = platform.host_prop(HostId(i as u32), key) {
+                    if let Some(&j) = table_of.get(v) {
+                        o[k] = j;
+                        continue;
+                    }
                     let table =
                         PiecewiseFactor::parse(v, 1).map_err(|e| ReplayError::HostProperty {
                             host: host.name.clone(),
                             key: (*key).to_string(),
                             why: e.to_string(),
                         })?;
-                    o[k] = match overhead_tables.iter().position(|t| *t == table) {
-                        Some(j) => j as u32,
-                        None => {
-                            overhead_tables.push(table);
-                            overhead_tables.len() as u32 - 1
-                        }
-                    };
+                    overhead_tables.push(table);
+                    o[k] = overhead_tables.len() as u32 - 1;
+                    table_of.insert(v, o[k]);
                 }
             }
             overheads.push(o);
