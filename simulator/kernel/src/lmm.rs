@@ -120,9 +120,6 @@ struct Elem {
     weight: f64,
     /// Index of this element in its constraint's `elems`.
     pos: u32,
-    /// While its constraint is a cut hub: `w·x` of the variable there, counted in the hub's
-    /// load (`hubs::cut`).
-    charged: f64,
 }
 
 const NONE: u32 = u32::MAX;
@@ -137,6 +134,10 @@ pub struct System {
     /// wakes or forgets at once (`hubs::dormant`) without walking every variable slot.
     active_vars: Vec<u32>,
     elems: Vec<Elem>,
+    /// By element: while its constraint is a cut hub, `w·x` of the variable there, counted in
+    /// the hub's load (`hubs::cut`). Apart from [`Elem`] so that the elements every pass reads
+    /// stay 24 bytes.
+    elem_charged: Vec<f64>,
     free_elems: Vec<u32>,
     modified: Vec<u32>,
     epoch: u32,
@@ -261,7 +262,6 @@ impl System {
                     var: var.0,
                     weight,
                     pos: c.elems.len() as u32,
-                    charged: 0.0,
                 };
                 let id = match self.free_elems.pop() {
                     Some(i) => {
@@ -275,6 +275,10 @@ impl System {
                 };
                 c.elems.push(id);
                 self.vars[var.0 as usize].elems.push(id);
+                if self.elem_charged.len() <= id as usize {
+                    self.elem_charged.resize(id as usize + 1, 0.0);
+                }
+                self.elem_charged[id as usize] = 0.0;
                 if self.vars[var.0 as usize].penalty > 0.0 {
                     self.activate_elem(id);
                 }

@@ -153,7 +153,7 @@ impl System {
         self.cnst_attach(b);
         for k in 0..self.cnsts[b as usize].elems.len() {
             let e = self.cnsts[b as usize].elems[k];
-            self.elems[e as usize].charged = 0.0;
+            self.elem_charged[e as usize] = 0.0;
         }
         for i in 0..self.cnsts[b as usize].reg.hubs.len() {
             let entry = &mut self.cnsts[b as usize].reg.hubs[i];
@@ -196,14 +196,14 @@ impl System {
         let c = self.elems[e as usize].cnst;
         let h = self.cut_hub(c);
         if sign < 0 {
-            let charged = std::mem::take(&mut self.elems[e as usize].charged);
+            let charged = std::mem::take(&mut self.elem_charged[e as usize]);
             self.hubs.list[h as usize].load.add(-charged);
             self.mark_cut_check(h);
         } else if !self.limited_elsewhere(v, c) {
             self.hubs.uncut_pending.push(h);
         } else if !self.vars[v as usize].reg.in_group {
             let charge = self.elems[e as usize].weight * self.vars[v as usize].value;
-            let old = std::mem::replace(&mut self.elems[e as usize].charged, charge);
+            let old = std::mem::replace(&mut self.elem_charged[e as usize], charge);
             self.hubs.list[h as usize].load.add(charge - old);
             self.mark_cut_check(h);
         }
@@ -224,7 +224,7 @@ impl System {
             .expect("a member is counted on its constraints");
         if in_group {
             entry.grouped.add(term);
-            let charged = std::mem::take(&mut self.elems[e as usize].charged);
+            let charged = std::mem::take(&mut self.elem_charged[e as usize]);
             self.hubs.list[h as usize].load.add(-charged);
         } else {
             entry.grouped.add(-term);
@@ -267,9 +267,9 @@ impl System {
                     continue;
                 }
                 let charge = el.weight * value;
-                self.elems[e as usize].charged = charge;
+                let old = std::mem::replace(&mut self.elem_charged[e as usize], charge);
                 let h = self.cut_hub(el.cnst);
-                self.hubs.list[h as usize].load.add(charge - el.charged);
+                self.hubs.list[h as usize].load.add(charge - old);
                 self.mark_cut_check(h);
             }
         }
@@ -332,7 +332,7 @@ impl System {
         }
         for k in 0..self.cnsts[b as usize].n_active as usize {
             let e = self.cnsts[b as usize].elems[k] as usize;
-            self.elems[e].charged =
+            self.elem_charged[e] =
                 self.elems[e].weight * self.vars[self.elems[e].var as usize].value;
         }
         // An exception of a hub leaves its list: a cut constraint is out of every component.
