@@ -172,7 +172,8 @@ pub(super) struct VarReg {
     fx: bool,
     hub: Option<u32>,
     penalty: f64,
-    bp: Option<f64>,
+    /// `bound · penalty` of a bounded member of a hub, +∞ otherwise.
+    bp: f64,
     pub(super) in_group: bool,
     /// Fixed by its hub's filling of the exceptions: the variable has a value of its own
     /// while its hub is in the group regime.

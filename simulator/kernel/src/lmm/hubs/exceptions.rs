@@ -106,9 +106,7 @@ impl System {
         for &e in self.active_elems(self.hubs.list[h as usize].cnst) {
             let reg = &self.vars[self.elems[e as usize].var as usize].reg;
             if reg.registered && reg.hub == Some(h) {
-                if let Some(bp) = reg.bp {
-                    floor = floor.min(bp);
-                }
+                floor = floor.min(reg.bp);
             }
         }
         self.hubs.list[h as usize].bound_floor = floor;

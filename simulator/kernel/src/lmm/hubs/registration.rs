@@ -259,7 +259,11 @@ impl System {
                     || usage_term(el.weight, p).is_some()
             });
         let hub = if fx { hub.map(|(_, h)| h) } else { None };
-        let bp = (var.bound > 0.0 && hub.is_some()).then_some(var.bound * p);
+        let bp = if var.bound > 0.0 && hub.is_some() {
+            var.bound * p
+        } else {
+            f64::INFINITY
+        };
         let reg = &mut self.vars[v as usize].reg;
         reg.registered = true;
         reg.fx = fx;
@@ -270,10 +274,8 @@ impl System {
         reg.excepted = false;
         self.apply_registration(v, 1);
         if let Some(h) = hub {
-            if let Some(bp) = bp {
-                let hub = &mut self.hubs.list[h as usize];
-                hub.bound_floor = hub.bound_floor.min(bp);
-            }
+            let hub = &mut self.hubs.list[h as usize];
+            hub.bound_floor = hub.bound_floor.min(bp);
             self.hubs.mark_dirty(h);
             self.hubs.new_members.push(v);
         }
