@@ -106,6 +106,9 @@ impl PiecewiseFactor {
     /// Overhead in seconds for a message of `bytes` (the raw size S): `a + b·S` from the entry with
     /// the largest threshold strictly below S, else the lowest entry (reference §4.3).
     pub fn overhead_secs(&self, bytes: f64) -> f64 {
+        if self.zero {
+            return 0.0;
+        }
         let e = self
             .entries
             .iter()

@@ -266,19 +266,17 @@ impl System {
                 let id = match self.free_elems.pop() {
                     Some(i) => {
                         self.elems[i as usize] = el;
+                        self.elem_charged[i as usize] = 0.0;
                         i
                     }
                     None => {
                         self.elems.push(el);
+                        self.elem_charged.push(0.0);
                         self.elems.len() as u32 - 1
                     }
                 };
                 c.elems.push(id);
                 self.vars[var.0 as usize].elems.push(id);
-                if self.elem_charged.len() <= id as usize {
-                    self.elem_charged.resize(id as usize + 1, 0.0);
-                }
-                self.elem_charged[id as usize] = 0.0;
                 if self.vars[var.0 as usize].penalty > 0.0 {
                     self.activate_elem(id);
                 }

@@ -18,14 +18,12 @@ impl Simulation<'_> {
     /// `smpi/os` for a blocking detached send; reference §4.3).
     pub(super) fn push_send(&mut self, r: u32, peer: u32, tag: Tag, bytes: u64, dest: Dest) {
         let host = self.ranks[r as usize].host;
-        let table = match dest {
-            Dest::Block if bytes < self.cfg.detached_thresh_bytes => Some(self.overhead(host, 0)),
-            Dest::Block => None,
-            Dest::Store | Dest::Group => Some(self.overhead(host, 2)),
-        };
-        let overhead = match table {
-            Some(t) if !t.is_zero() => t.overhead_secs(bytes as f64),
-            _ => 0.0,
+        let overhead = match dest {
+            Dest::Block if bytes < self.cfg.detached_thresh_bytes => {
+                self.overhead(host, 0).overhead_secs(bytes as f64)
+            }
+            Dest::Block => 0.0,
+            Dest::Store | Dest::Group => self.overhead(host, 2).overhead_secs(bytes as f64),
         };
         let st = &mut self.ranks[r as usize];
         if overhead > 0.0 {

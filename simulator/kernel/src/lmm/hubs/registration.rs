@@ -392,8 +392,8 @@ impl System {
         debug_assert!(hub.neighbours.is_empty() && hub.exceptions.is_empty() && hub.unclean == 0);
         hub.excepted_vars.clear();
         hub.alive = false;
-        self.hubs.n_live -= 1;
         hub.fast = false;
+        self.hubs.n_live -= 1;
         self.uncut(h);
         self.hubs.free.push(h);
         for &v in &vars {
