@@ -395,3 +395,7 @@ proptest! {
 // Hubs and groups (`hubs.rs`).
 
 mod hubs;
+
+// Solution memo (`memo.rs`).
+
+mod memo;

@@ -126,7 +126,7 @@ fn dormant_registration_wakes_and_sleeps() {
 
 /// One step of a random arrival/departure sequence.
 #[derive(Debug, Clone)]
-enum HubOp {
+pub(super) enum HubOp {
     /// A variable (penalty, bound, elements), active at once or added inactive (penalty 0).
     Add(RandVar, bool),
     /// Remove the k-th live variable (modulo).
@@ -139,7 +139,7 @@ enum HubOp {
 
 /// Star-shaped systems where hubs form: constraint 0 is crossed by most variables, the others
 /// are side constraints (one in eight FATPIPE).
-fn hub_ops() -> impl Strategy<Value = (Vec<(f64, bool)>, Vec<HubOp>)> {
+pub(super) fn hub_ops() -> impl Strategy<Value = (Vec<(f64, bool)>, Vec<HubOp>)> {
     let cnsts = (
         100u32..5000,
         proptest::collection::vec((1u32..2000, proptest::bool::weighted(0.12)), 2..7),

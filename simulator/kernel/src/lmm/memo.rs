@@ -1,0 +1,207 @@
+//! Solution memo: a component solved before, in the same shape, is not solved again.
+//!
+//! # Why
+//! An iterative application replays the same communication pattern every iteration: the same
+//! flows, on the same links, with the same penalties and bounds, arrive and leave in the same
+//! order, so the general path of [`System::solve`] sees the same component again and again.
+//! Bottleneck filling is a deterministic function of what it reads, so the second time its
+//! result can be looked up instead of computed. Where no flow crosses a hub (a fat-tree's
+//! uplinks, where 32 links each bottleneck their own flows; a ring with cross-traffic) the
+//! general path is most of the replay's work, and a lookup costs one pass over the component
+//! where the filling costs a pass per bottleneck round.
+//!
+//! # The key
+//! Everything the filling reads, in the order it reads it, with variables renamed by order of
+//! first appearance (so a flow of the next iteration, in another variable slot, matches):
+//! for each constraint of the component in collection order, its index, active-element count,
+//! capacity and sharing, then for each active element its variable's local number; a variable
+//! seen for the first time also writes its penalty, bound and elements (constraint, weight) in
+//! its own order (the order in which fixing it updates its constraints). Bits, not values, are
+//! keyed. Entries are found by the key's 128-bit XXH3 digest and the key itself is not kept:
+//! a fat-tree component's key is 20 kB, and comparing it on every hit missed the cache more
+//! than the filling it saved. Two different keys share a digest with probability about 2^-128
+//! per pair (10^-32 for a run's thousands of shapes), far below the odds of a memory error;
+//! apart from that a hit gives exactly the values the filling would give, bit for bit, so
+//! results never depend on the memo (`set_selective(false)`, the reference, turns it off).
+//!
+//! # Cost and bounds
+//! The key is written by the walk that collects the component (`System::collect`), so a
+//! lookup costs a few stores per element and one hash probe; a hit skips the filling's INIT pass
+//! and every bottleneck round. Entries are kept while their total size stays under [`BUDGET_WORDS`]; each window
+//! of [`WINDOW`] lookups that hits less than one in [`MIN_HIT_DIVISOR`] switches the memo off for
+//! the rest of the run (a replay whose components never repeat pays nothing more), a decision
+//! that depends only on the sequence of solves, so runs stay deterministic.
+//!
+//! # Worked example
+//! A 16-rank ring on a cluster with a backbone: rank r sends 10 kB to r+1 each iteration; with
+//! cross-traffic every flow shares its private links with its neighbours' reverse elements, so
+//! the flows in progress form one component of 27 constraints, solved 6 times per iteration.
+//! Iteration 1 misses 6 times and stores 6 entries; from iteration 2 on the same 6 components
+//! come back (other variable slots, same local numbering) and every solve is a lookup.
+
+use super::Sharing;
+use rustc_hash::FxHashMap;
+use xxhash_rust::xxh3::xxh3_128;
+
+/// Most words (8 bytes) all entries' values may hold together: 32 MiB.
+pub const BUDGET_WORDS: usize = 1 << 22;
+/// Lookups per hit-rate window.
+pub const WINDOW: u32 = 4096;
+/// A window with fewer than `WINDOW / MIN_HIT_DIVISOR` hits switches the memo off.
+pub const MIN_HIT_DIVISOR: u32 = 8;
+
+/// A key word marking an element whose variable is seen for the first time.
+const NEW_VAR: u64 = 1 << 63;
+/// The key word of an element whose variable has penalty 0 (the filling skips it).
+pub(super) const INACTIVE: u64 = u64::MAX;
+
+/// A filling's result: each variable's value and whether the filling fixed it, by local number.
+struct Entry {
+    values: Box<[f64]>,
+    fixed: Box<[bool]>,
+}
+
+/// The memo's state and the scratch of one lookup.
+pub(super) struct SolveMemo {
+    pub(super) enabled: bool,
+    /// Entry index by key digest.
+    index: FxHashMap<u128, u32>,
+    entries: Vec<Entry>,
+    words: usize,
+    /// The key being built: its words, little-endian.
+    key: Vec<u8>,
+    digest: u128,
+    /// The component's variables by local number.
+    pub(super) vars: Vec<u32>,
+    window_lookups: u32,
+    window_hits: u32,
+    /// Lookups and hits since the start (for reports and tests).
+    pub(super) lookups: u64,
+    pub(super) hits: u64,
+}
+
+impl std::fmt::Debug for SolveMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SolveMemo")
+            .field("enabled", &self.enabled)
+            .field("entries", &self.entries.len())
+            .field("words", &self.words)
+            .field("lookups", &self.lookups)
+            .field("hits", &self.hits)
+            .finish()
+    }
+}
+
+impl Default for SolveMemo {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            index: FxHashMap::default(),
+            entries: Vec::new(),
+            words: 0,
+            key: Vec::new(),
+            digest: 0,
+            vars: Vec::new(),
+            window_lookups: 0,
+            window_hits: 0,
+            lookups: 0,
+            hits: 0,
+        }
+    }
+}
+
+impl SolveMemo {
+    /// Starts a new key.
+    pub(super) fn begin(&mut self) {
+        self.key.clear();
+        self.vars.clear();
+    }
+
+    /// Appends one word to the key.
+    #[inline]
+    pub(super) fn push(&mut self, w: u64) {
+        self.key.extend_from_slice(&w.to_le_bytes());
+    }
+
+    /// Appends constraint `c`'s header: index, active-element count, capacity, sharing.
+    #[inline]
+    pub(super) fn push_constraint(
+        &mut self,
+        c: u32,
+        n_active: u32,
+        capacity: f64,
+        sharing: Sharing,
+    ) {
+        self.push(u64::from(c) | u64::from(n_active) << 32);
+        self.push(capacity.to_bits() ^ u64::from(sharing == Sharing::FatPipe));
+    }
+
+    /// Numbers variable `v`, seen for the first time, and appends its header: local number,
+    /// penalty, bound and element count (its elements follow, as (constraint, weight bits)).
+    /// Returns the local number.
+    #[inline]
+    pub(super) fn new_var(&mut self, v: u32, penalty: f64, bound: f64, n_elems: usize) -> u32 {
+        let slot = self.vars.len() as u32;
+        self.vars.push(v);
+        self.push(NEW_VAR | u64::from(slot));
+        self.push(penalty.to_bits());
+        self.push(bound.to_bits());
+        self.push(n_elems as u64);
+        slot
+    }
+
+    /// The entry stored under the current key, if any (see [`SolveMemo::entry`]).
+    pub(super) fn lookup(&mut self) -> Option<u32> {
+        self.digest = xxh3_128(&self.key);
+        self.lookups += 1;
+        self.window_lookups += 1;
+        let found = self.index.get(&self.digest).copied();
+        if found.is_some() {
+            self.hits += 1;
+            self.window_hits += 1;
+        }
+        self.end_window();
+        found.filter(|_| self.enabled)
+    }
+
+    /// Entry `i`'s (values, fixed), by local number.
+    pub(super) fn entry(&self, i: u32) -> (&[f64], &[bool]) {
+        let e = &self.entries[i as usize];
+        (&e.values, &e.fixed)
+    }
+
+    /// Closes a full window: too few hits switch the memo off and free its entries.
+    fn end_window(&mut self) {
+        if self.window_lookups < WINDOW {
+            return;
+        }
+        if self.window_hits < WINDOW / MIN_HIT_DIVISOR {
+            self.enabled = false;
+            self.index = FxHashMap::default();
+            self.entries = Vec::new();
+            self.key = Vec::new();
+            self.words = 0;
+        }
+        self.window_lookups = 0;
+        self.window_hits = 0;
+    }
+
+    /// Stores the filling's result for the current key, within the budget. `value(v)` gives
+    /// (value, fixed) of variable `v`.
+    pub(super) fn store(&mut self, mut value: impl FnMut(u32) -> (f64, bool)) {
+        if !self.enabled {
+            return;
+        }
+        let words = 2 + self.vars.len() * 9 / 8;
+        if self.words + words > BUDGET_WORDS || self.entries.len() >= u32::MAX as usize {
+            return;
+        }
+        let (values, fixed): (Vec<f64>, Vec<bool>) = self.vars.iter().map(|&v| value(v)).unzip();
+        self.index.insert(self.digest, self.entries.len() as u32);
+        self.entries.push(Entry {
+            values: values.into(),
+            fixed: fixed.into(),
+        });
+        self.words += words;
+    }
+}
