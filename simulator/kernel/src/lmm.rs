@@ -530,8 +530,7 @@ impl System {
                     let el = &self.elems[self.vars[v].elems[j] as usize];
                     let c2 = el.cnst;
                     if memo_on {
-                        self.memo.push(u64::from(c2));
-                        self.memo.push(el.weight.to_bits());
+                        self.memo.push2(u64::from(c2), el.weight.to_bits());
                     }
                     let cn = &mut self.cnsts[c2 as usize];
                     if cn.mark != epoch && !cn.reg.cut {

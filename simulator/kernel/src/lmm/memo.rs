@@ -123,6 +123,15 @@ impl SolveMemo {
         self.key.extend_from_slice(&w.to_le_bytes());
     }
 
+    /// Appends two words to the key (one capacity check instead of two).
+    #[inline]
+    pub(super) fn push2(&mut self, a: u64, b: u64) {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&a.to_le_bytes());
+        bytes[8..].copy_from_slice(&b.to_le_bytes());
+        self.key.extend_from_slice(&bytes);
+    }
+
     /// Appends constraint `c`'s header: index, active-element count, capacity, sharing.
     #[inline]
     pub(super) fn push_constraint(
@@ -132,8 +141,10 @@ impl SolveMemo {
         capacity: f64,
         sharing: Sharing,
     ) {
-        self.push(u64::from(c) | u64::from(n_active) << 32);
-        self.push(capacity.to_bits() ^ u64::from(sharing == Sharing::FatPipe));
+        self.push2(
+            u64::from(c) | u64::from(n_active) << 32,
+            capacity.to_bits() ^ u64::from(sharing == Sharing::FatPipe),
+        );
     }
 
     /// Numbers variable `v`, seen for the first time, and appends its header: local number,
@@ -143,10 +154,8 @@ impl SolveMemo {
     pub(super) fn new_var(&mut self, v: u32, penalty: f64, bound: f64, n_elems: usize) -> u32 {
         let slot = self.vars.len() as u32;
         self.vars.push(v);
-        self.push(NEW_VAR | u64::from(slot));
-        self.push(penalty.to_bits());
-        self.push(bound.to_bits());
-        self.push(n_elems as u64);
+        self.push2(NEW_VAR | u64::from(slot), penalty.to_bits());
+        self.push2(bound.to_bits(), n_elems as u64);
         slot
     }
 
