@@ -177,8 +177,8 @@ impl System {
     }
 
     /// `true` (default): a general solve of a component in a shape solved before takes the
-    /// stored values instead of filling again ([`memo`]; same values, bit for bit); `false`:
-    /// always fill. Forced off by `set_selective(false)`.
+    /// stored values instead of filling again (module `lmm::memo`; same values, bit for bit);
+    /// `false`: always fill. Forced off by `set_selective(false)`.
     pub fn set_memo(&mut self, on: bool) {
         self.memo.enabled = on && !self.full_solve;
     }

@@ -3,7 +3,7 @@
 //! # Why
 //! An iterative application replays the same communication pattern every iteration: the same
 //! flows, on the same links, with the same penalties and bounds, arrive and leave in the same
-//! order, so the general path of [`System::solve`] sees the same component again and again.
+//! order, so the general path of [`System::solve`](super::System::solve) sees the same component again and again.
 //! Bottleneck filling is a deterministic function of what it reads, so the second time its
 //! result can be looked up instead of computed. Where no flow crosses a hub (a fat-tree's
 //! uplinks, where 32 links each bottleneck their own flows; a ring with cross-traffic) the
@@ -26,18 +26,22 @@
 //!
 //! # Cost and bounds
 //! The key is written by the walk that collects the component (`System::collect`), so a
-//! lookup costs a few stores per element and one hash probe; a hit skips the filling's INIT pass
-//! and every bottleneck round. Entries are kept while their total size stays under [`BUDGET_WORDS`]; each window
-//! of [`WINDOW`] lookups that hits less than one in [`MIN_HIT_DIVISOR`] switches the memo off for
-//! the rest of the run (a replay whose components never repeat pays nothing more), a decision
-//! that depends only on the sequence of solves, so runs stay deterministic.
+//! lookup costs a few stores per element, one digest and one hash probe; a hit skips the
+//! filling's INIT pass and every bottleneck round. Entries are kept while their total size
+//! stays under [`BUDGET_WORDS`]; each window of [`WINDOW`] lookups that hits less than one in
+//! [`MIN_HIT_DIVISOR`] switches the memo off for the rest of the run (a replay whose components
+//! never repeat pays nothing more), a decision that depends only on the sequence of solves, so
+//! runs stay deterministic. The encoding is unambiguous: a new variable's word has bit 63 set
+//! and says how many element words follow, [`INACTIVE`] is no new variable's word.
 //!
 //! # Worked example
-//! A 16-rank ring on a cluster with a backbone: rank r sends 10 kB to r+1 each iteration; with
-//! cross-traffic every flow shares its private links with its neighbours' reverse elements, so
-//! the flows in progress form one component of 27 constraints, solved 6 times per iteration.
-//! Iteration 1 misses 6 times and stores 6 entries; from iteration 2 on the same 6 components
-//! come back (other variable slots, same local numbering) and every solve is a lookup.
+//! A 16-rank ring on a cluster with a backbone (`validation/bench/scaling.py`'s ring, 2,000
+//! iterations): rank r sends 10 kB to r+1 each iteration; with cross-traffic every flow shares
+//! its private links with its neighbours' reverse elements, so the flows in progress form one
+//! component (each host's up and down links and the backbone: up to 33 constraints), which the
+//! general path solves 4 times per iteration. The first iterations store 32 shapes; after that
+//! the same components come back (other variable slots, same local numbering): 7,967 of the
+//! 7,999 solves are hits, and the replay executes 5 % fewer instructions.
 
 use super::Sharing;
 use rustc_hash::FxHashMap;
