@@ -11,6 +11,10 @@
 # left in callgrind.out.LABEL in the current directory (`callgrind_annotate --show=DLmr,Ir
 # --sort=DLmr` lists the functions by misses).
 #
+# CACHESIM_D1 and CACHESIM_LL (size,associativity,line bytes) model another machine's L1d and
+# last level, e.g. CACHESIM_LL=524288,8,64 for a 512 KiB 8-way L2 (lscpu; the defaults are the
+# 2 MiB machine above).
+#
 # Example: validation/bench/cachesim.sh target/release/timeless /tmp/b/stencil4096m 4096 head
 set -eu
 [ $# -ge 3 ] || { echo "usage: cachesim.sh TIMELESS TRACE_DIR RANKS [LABEL]" >&2; exit 2; }
@@ -18,7 +22,8 @@ command -v valgrind >/dev/null || { echo "cachesim.sh: valgrind is not installed
 bin=$(readlink -f "$1"); dir=$2; n=$3; label=${4:-$(basename "$dir")}
 out="$PWD/callgrind.out.$label"
 log=$(mktemp)
-(cd "$dir" && valgrind --tool=callgrind --cache-sim=yes --D1=49152,12,64 --LL=2097152,16,64 \
+d1=${CACHESIM_D1:-49152,12,64}; ll=${CACHESIM_LL:-2097152,16,64}
+(cd "$dir" && valgrind --tool=callgrind --cache-sim=yes --D1="$d1" --LL="$ll" \
     --callgrind-out-file="$out" "$bin" simulate list.txt --platform platform.xml \
     --hostfile hostfile -n "$n" >/dev/null 2>"$log")
 ir=$(sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' "$log" | tr -d ,)
