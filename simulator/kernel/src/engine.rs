@@ -487,13 +487,12 @@ impl Engine {
     /// link of `route` and 0.05 on every link of `back_route` (cross-traffic), in that order,
     /// so that a link on both gets one element of weight 1.05, as SimGrid's `expand`.
     fn begin_transfer(&mut self, a: u32, penalty: f64, bound: f64, route: &[u32], back: &[u32]) {
-        let var = self.lmm.add_variable(penalty, bound);
-        for &k in route {
-            self.lmm.expand(self.link_cnst[k as usize], var, 1.0);
-        }
-        for &k in back {
-            self.lmm.expand(self.link_cnst[k as usize], var, 0.05);
-        }
+        let link_cnst = &self.link_cnst;
+        let elems = route
+            .iter()
+            .map(|&k| (link_cnst[k as usize], 1.0))
+            .chain(back.iter().map(|&k| (link_cnst[k as usize], 0.05)));
+        let var = self.lmm.add_variable_with(penalty, bound, elems);
         self.acts[a as usize].var = Some(var);
         self.bind_var(var, ActivityId(a));
     }

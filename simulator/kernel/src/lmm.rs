@@ -256,12 +256,80 @@ impl System {
         }
     }
 
+    /// Adds a variable of `penalty` and `bound` consuming each `(constraint, weight)` of `elems`,
+    /// in order: the same system as [`System::add_variable`] followed by one
+    /// [`System::expand`] per pair (a constraint named twice gets the weights added, SHARED, or
+    /// the larger, FATPIPE), without re-checking the new variable's registration at every
+    /// element. O(elements²), elements being a route's few links.
+    pub fn add_variable_with(
+        &mut self,
+        penalty: f64,
+        bound: f64,
+        elems: impl IntoIterator<Item = (CnstId, f64)>,
+    ) -> VarId {
+        let var = self.add_variable(penalty, bound);
+        let active = penalty > 0.0;
+        for (cnst, weight) in elems {
+            let existing = self.vars[var.0 as usize]
+                .elems
+                .iter()
+                .copied()
+                .find(|&e| self.elems[e as usize].cnst == cnst.0);
+            match existing {
+                Some(e) => self.merge_weight(e, weight),
+                None => self.new_elem(cnst, var, weight, active),
+            }
+        }
+        var
+    }
+
+    /// Adds `weight` to element `e` (SHARED) or keeps the larger (FATPIPE), as SimGrid's
+    /// `System::expand` on a constraint the variable already uses.
+    fn merge_weight(&mut self, e: u32, weight: f64) {
+        let el = &mut self.elems[e as usize];
+        match self.cnsts[el.cnst as usize].sharing {
+            Sharing::Shared => el.weight += weight,
+            Sharing::FatPipe => el.weight = el.weight.max(weight),
+        }
+    }
+
+    /// A new element of `var` on `cnst`, in the active prefix if `active`; the constraint is
+    /// marked modified when the variable is active.
+    fn new_elem(&mut self, cnst: CnstId, var: VarId, weight: f64, active: bool) {
+        let c = &mut self.cnsts[cnst.0 as usize];
+        let el = Elem {
+            cnst: cnst.0,
+            var: var.0,
+            weight,
+            pos: c.elems.len() as u32,
+        };
+        let id = match self.free_elems.pop() {
+            Some(i) => {
+                self.elems[i as usize] = el;
+                self.elem_charged[i as usize] = 0.0;
+                i
+            }
+            None => {
+                self.elems.push(el);
+                self.elem_charged.push(0.0);
+                self.elems.len() as u32 - 1
+            }
+        };
+        c.elems.push(id);
+        self.vars[var.0 as usize].elems.push(id);
+        if active {
+            self.activate_elem(id);
+            self.modified.push(cnst.0);
+        }
+    }
+
     /// Makes `var` consume `weight` of `cnst`. Expanding twice onto the same constraint adds the
     /// weights (SHARED) or keeps the larger (FATPIPE), as SimGrid's `System::expand`.
     /// O(elements of `var`).
     pub fn expand(&mut self, cnst: CnstId, var: VarId, weight: f64) {
         self.unregister(var.0, false);
-        if self.vars[var.0 as usize].penalty > 0.0 {
+        let active = self.vars[var.0 as usize].penalty > 0.0;
+        if active {
             self.want_registration(var.0);
         }
         let existing = self.vars[var.0 as usize]
@@ -271,41 +339,12 @@ impl System {
             .find(|&e| self.elems[e as usize].cnst == cnst.0);
         match existing {
             Some(e) => {
-                let el = &mut self.elems[e as usize];
-                match self.cnsts[cnst.0 as usize].sharing {
-                    Sharing::Shared => el.weight += weight,
-                    Sharing::FatPipe => el.weight = el.weight.max(weight),
+                self.merge_weight(e, weight);
+                if active {
+                    self.modified.push(cnst.0);
                 }
             }
-            None => {
-                let c = &mut self.cnsts[cnst.0 as usize];
-                let el = Elem {
-                    cnst: cnst.0,
-                    var: var.0,
-                    weight,
-                    pos: c.elems.len() as u32,
-                };
-                let id = match self.free_elems.pop() {
-                    Some(i) => {
-                        self.elems[i as usize] = el;
-                        self.elem_charged[i as usize] = 0.0;
-                        i
-                    }
-                    None => {
-                        self.elems.push(el);
-                        self.elem_charged.push(0.0);
-                        self.elems.len() as u32 - 1
-                    }
-                };
-                c.elems.push(id);
-                self.vars[var.0 as usize].elems.push(id);
-                if self.vars[var.0 as usize].penalty > 0.0 {
-                    self.activate_elem(id);
-                }
-            }
-        }
-        if self.vars[var.0 as usize].penalty > 0.0 {
-            self.modified.push(cnst.0);
+            None => self.new_elem(cnst, var, weight, active),
         }
     }
 

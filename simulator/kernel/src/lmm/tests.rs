@@ -62,6 +62,40 @@ fn crosstraffic_weights_add_on_a_shared_link() {
 /// FATPIPE: the constraint is `max w·x/… ≤ C` on the common level, so the flow with the smallest
 /// penalty gets the whole capacity and the others `C·p_min/p` (SimGrid 3.32 `maxmin.cpp` fixes
 /// every variable of the saturated constraint at `min_usage/p` in the same round).
+/// `add_variable_with` builds the system `add_variable` + `expand` builds: the same link named
+/// twice (route at 1, reverse route at 0.05) is one element of weight 1.05, so two such flows on
+/// a 125 MB/s link get 125e6 / 2.1 B/s each, bit for bit as with `expand`.
+#[test]
+fn add_variable_with_merges_like_expand() {
+    let p = 50e-6 + 8775.0 / 125e6;
+    let mut a = System::new();
+    let mut b = System::new();
+    let (la, lb) = (
+        a.add_constraint(125e6, Sharing::Shared),
+        b.add_constraint(125e6, Sharing::Shared),
+    );
+    let mut va = Vec::new();
+    let mut vb = Vec::new();
+    for _ in 0..2 {
+        va.push(a.add_variable_with(p, 125e6, [(la, 1.0), (la, 0.05)]));
+        let v = b.add_variable(p, 125e6);
+        b.expand(lb, v, 1.0);
+        b.expand(lb, v, 0.05);
+        vb.push(v);
+    }
+    a.solve();
+    b.solve();
+    for (x, y) in va.iter().zip(&vb) {
+        assert_eq!(a.value(*x).to_bits(), b.value(*y).to_bits());
+        assert!(close(a.value(*x), 125e6 / 2.1));
+    }
+    assert_eq!(
+        a.vars[va[0].0 as usize].elems.len(),
+        1,
+        "one element per constraint"
+    );
+}
+
 #[test]
 fn fatpipe_gives_each_flow_the_capacity() {
     let mut s = System::new();
