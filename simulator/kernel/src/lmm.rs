@@ -270,17 +270,21 @@ impl System {
         let var = self.add_variable(penalty, bound);
         let active = penalty > 0.0;
         for (cnst, weight) in elems {
-            let existing = self.vars[var.0 as usize]
-                .elems
-                .iter()
-                .copied()
-                .find(|&e| self.elems[e as usize].cnst == cnst.0);
-            match existing {
+            match self.elem_on(var, cnst) {
                 Some(e) => self.merge_weight(e, weight),
                 None => self.new_elem(cnst, var, weight, active),
             }
         }
         var
+    }
+
+    /// `var`'s element on `cnst`, if it has one.
+    fn elem_on(&self, var: VarId, cnst: CnstId) -> Option<u32> {
+        self.vars[var.0 as usize]
+            .elems
+            .iter()
+            .copied()
+            .find(|&e| self.elems[e as usize].cnst == cnst.0)
     }
 
     /// Adds `weight` to element `e` (SHARED) or keeps the larger (FATPIPE), as SimGrid's
@@ -332,11 +336,7 @@ impl System {
         if active {
             self.want_registration(var.0);
         }
-        let existing = self.vars[var.0 as usize]
-            .elems
-            .iter()
-            .copied()
-            .find(|&e| self.elems[e as usize].cnst == cnst.0);
+        let existing = self.elem_on(var, cnst);
         match existing {
             Some(e) => {
                 self.merge_weight(e, weight);
