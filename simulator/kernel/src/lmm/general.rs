@@ -1,0 +1,283 @@
+//! The general path of [`System::solve`](super::System::solve): the component of the modified
+//! constraints is collected (its memo key written on the way, `memo`), then looked up or solved
+//! by bottleneck filling (SimGrid 3.32 `src/kernel/lmm/maxmin.cpp`; the parent module's doc
+//! gives the algorithm and its worked example).
+
+use super::{memo, Sharing, System, VarId, NONE};
+use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
+
+impl System {
+    /// Collects the constraints to solve into `self.set`.
+    pub(super) fn collect(&mut self) {
+        let epoch = self.next_epoch();
+        self.set.clear();
+        if self.full_solve {
+            for (i, c) in self.cnsts.iter_mut().enumerate() {
+                if !c.elems.is_empty() {
+                    c.mark = epoch;
+                    self.set.push(i as u32);
+                }
+            }
+            self.modified.clear();
+            return;
+        }
+        // Breadth-first closure of the modified constraints through active variables.
+        let mut modified = std::mem::take(&mut self.modified);
+        for &c in &modified {
+            // A constraint whose variables all belong to a hub in the group regime was solved
+            // by [`System::solve_hubs`] (see `hubs`): the general path leaves it alone.
+            if self.in_group_region(c) || self.is_cut(c) {
+                continue;
+            }
+            let cn = &mut self.cnsts[c as usize];
+            if cn.mark != epoch {
+                cn.mark = epoch;
+                self.set.push(c);
+            }
+        }
+        modified.clear();
+        self.modified = modified;
+        // The walk also writes the component's memo key (see [`memo`]), in the order the
+        // filling reads it: constraints in discovery order, each one's active elements.
+        let memo_on = self.memo.enabled;
+        if memo_on {
+            self.memo.begin();
+        }
+        let mut head = 0;
+        while head < self.set.len() {
+            let c = self.set[head] as usize;
+            head += 1;
+            if memo_on {
+                let cn = &self.cnsts[c];
+                self.memo
+                    .push_constraint(c as u32, cn.n_active, cn.capacity, cn.sharing);
+            }
+            for k in 0..self.cnsts[c].n_active as usize {
+                let v = self.elems[self.cnsts[c].elems[k] as usize].var as usize;
+                let var = &mut self.vars[v];
+                if var.penalty <= 0.0 {
+                    if memo_on {
+                        self.memo.push(memo::INACTIVE);
+                    }
+                    continue;
+                }
+                if var.mark == epoch {
+                    if memo_on {
+                        self.memo.push(u64::from(var.memo_slot));
+                    }
+                    continue;
+                }
+                debug_assert!(
+                    !var.reg.in_group,
+                    "a group's variable is reachable only through its clean region"
+                );
+                var.mark = epoch;
+                if memo_on {
+                    var.memo_slot =
+                        self.memo
+                            .new_var(v as u32, var.penalty, var.bound, var.elems.len());
+                }
+                for j in 0..self.vars[v].elems.len() {
+                    let el = &self.elems[self.vars[v].elems[j] as usize];
+                    let c2 = el.cnst;
+                    if memo_on {
+                        self.memo.push2(u64::from(c2), el.weight.to_bits());
+                    }
+                    let cn = &mut self.cnsts[c2 as usize];
+                    if cn.mark != epoch && !cn.reg.cut {
+                        cn.mark = epoch;
+                        self.set.push(c2);
+                    }
+                }
+            }
+        }
+        // Discovery order is deterministic (modified order, then breadth-first), so no sort.
+    }
+
+    /// The general path: bottleneck filling of the components of the modified constraints.
+    pub(super) fn solve_general(&mut self) {
+        self.collect();
+        if self.memo.enabled && self.memo_apply() {
+            return;
+        }
+        self.fill();
+        if self.memo.enabled {
+            let vars = &self.vars;
+            self.memo.store(|v| {
+                let var = &vars[v as usize];
+                (var.value, var.fixed)
+            });
+        }
+    }
+
+    /// On a memo hit, gives the component's variables their stored values (in the order the
+    /// filling would have listed them in [`System::touched`]) and returns `true`.
+    fn memo_apply(&mut self) -> bool {
+        let Some(entry) = self.memo.lookup() else {
+            return false;
+        };
+        let (values, fixed) = self.memo.entry(entry);
+        for (i, &v) in self.memo.vars.iter().enumerate() {
+            let var = &mut self.vars[v as usize];
+            var.value = values[i];
+            var.fixed = fixed[i];
+            self.touched.push(VarId(v));
+        }
+        true
+    }
+
+    /// Bottleneck filling of the constraints in `self.set` (SimGrid 3.32 `maxmin.cpp`).
+    fn fill(&mut self) {
+        let epoch = self.next_epoch();
+        self.light.clear();
+        // INIT: usage and remaining of every constraint, reset of its variables.
+        for si in 0..self.set.len() {
+            let c = self.set[si] as usize;
+            let cap = self.cnsts[c].capacity;
+            self.cnsts[c].remaining = cap;
+            self.cnsts[c].usage = 0.0;
+            self.cnsts[c].light_pos = NONE;
+            let mut usage = 0.0f64;
+            for k in 0..self.cnsts[c].n_active as usize {
+                let el = self.elems[self.cnsts[c].elems[k] as usize];
+                let v = &mut self.vars[el.var as usize];
+                if v.penalty <= 0.0 {
+                    continue;
+                }
+                if v.mark != epoch {
+                    v.mark = epoch;
+                    v.value = 0.0;
+                    v.fixed = false;
+                    self.touched.push(VarId(el.var));
+                }
+                if el.weight > 0.0 {
+                    let u = el.weight / v.penalty;
+                    match self.cnsts[c].sharing {
+                        Sharing::Shared => usage += u,
+                        Sharing::FatPipe => usage = usage.max(u),
+                    }
+                }
+            }
+            self.cnsts[c].usage = usage;
+            if usage > 0.0 && double_positive(cap, cap * MAXMIN_PRECISION) {
+                self.cnsts[c].light_pos = self.light.len() as u32;
+                self.light.push(c as u32);
+            }
+        }
+        let mut min_usage = self.find_saturated();
+        while !self.light.is_empty() {
+            self.saturated_vars();
+            // Does some candidate hit its bound before the bottleneck share?
+            let mut min_bound = -1.0f64;
+            for &v in &self.sat_vars {
+                let var = &self.vars[v as usize];
+                if var.bound > 0.0 && var.bound * var.penalty < min_usage {
+                    let bp = var.bound * var.penalty;
+                    min_bound = if min_bound < 0.0 {
+                        bp
+                    } else {
+                        min_bound.min(bp)
+                    };
+                }
+            }
+            let mut fixed_any = false;
+            for i in 0..self.sat_vars.len() {
+                let v = self.sat_vars[i] as usize;
+                let value = if min_bound < 0.0 {
+                    min_usage / self.vars[v].penalty
+                } else if (min_bound - self.vars[v].bound * self.vars[v].penalty).abs()
+                    < MAXMIN_PRECISION
+                {
+                    self.vars[v].bound
+                } else {
+                    continue;
+                };
+                self.fix(v, value);
+                fixed_any = true;
+            }
+            if !fixed_any {
+                // Cannot happen with positive usages; guards against an endless loop on NaN input.
+                debug_assert!(false, "max-min round fixed no variable");
+                break;
+            }
+            min_usage = self.find_saturated();
+        }
+    }
+
+    /// Sets `var = value` and charges it to its constraints.
+    fn fix(&mut self, v: usize, value: f64) {
+        self.vars[v].value = value;
+        self.vars[v].fixed = true;
+        let penalty = self.vars[v].penalty;
+        for j in 0..self.vars[v].elems.len() {
+            let el = self.elems[self.vars[v].elems[j] as usize];
+            let c = el.cnst as usize;
+            let cap = self.cnsts[c].capacity;
+            match self.cnsts[c].sharing {
+                Sharing::Shared => {
+                    let cn = &mut self.cnsts[c];
+                    double_update(&mut cn.remaining, el.weight * value, cap * MAXMIN_PRECISION);
+                    double_update(&mut cn.usage, el.weight / penalty, MAXMIN_PRECISION);
+                }
+                Sharing::FatPipe => {
+                    let mut usage = 0.0f64;
+                    for &e2 in self.active_elems(c as u32) {
+                        let el2 = self.elems[e2 as usize];
+                        let v2 = &self.vars[el2.var as usize];
+                        if v2.penalty > 0.0 && !v2.fixed && el2.weight > 0.0 {
+                            usage = usage.max(el2.weight / v2.penalty);
+                        }
+                    }
+                    self.cnsts[c].usage = usage;
+                }
+            }
+            let cn = &self.cnsts[c];
+            if cn.light_pos != NONE
+                && (!double_positive(cn.usage, MAXMIN_PRECISION)
+                    || !double_positive(cn.remaining, cap * MAXMIN_PRECISION))
+            {
+                let p = cn.light_pos as usize;
+                self.light.swap_remove(p);
+                if let Some(&moved) = self.light.get(p) {
+                    self.cnsts[moved as usize].light_pos = p as u32;
+                }
+                self.cnsts[c].light_pos = NONE;
+            }
+        }
+    }
+
+    /// The smallest `remaining/usage` over live constraints; the constraints reaching it exactly
+    /// go to `self.saturated`. Returns -1 when none is live.
+    fn find_saturated(&mut self) -> f64 {
+        let mut min_usage = -1.0f64;
+        self.saturated.clear();
+        for &c in &self.light {
+            let cn = &self.cnsts[c as usize];
+            let rou = cn.remaining / cn.usage;
+            if min_usage < 0.0 || min_usage > rou {
+                min_usage = rou;
+                self.saturated.clear();
+                self.saturated.push(c);
+            } else if min_usage == rou {
+                self.saturated.push(c);
+            }
+        }
+        min_usage
+    }
+
+    /// Unfixed active variables of the saturated constraints, without duplicates.
+    fn saturated_vars(&mut self) {
+        let epoch = self.next_epoch();
+        self.sat_vars.clear();
+        for &c in &self.saturated {
+            for k in 0..self.cnsts[c as usize].n_active as usize {
+                let el = self.elems[self.cnsts[c as usize].elems[k] as usize];
+                let v = &mut self.vars[el.var as usize];
+                if el.weight > 0.0 && v.penalty > 0.0 && !v.fixed && v.mark != epoch {
+                    v.mark = epoch;
+                    self.sat_vars.push(el.var);
+                }
+            }
+        }
+    }
+}
