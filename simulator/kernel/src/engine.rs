@@ -220,6 +220,12 @@ impl Engine {
         self.lmm.set_hub_thresholds(on, off);
     }
 
+    /// When the max-min system starts registering for hubs ([`System::set_wake_ratio`]): 0 as
+    /// soon as a constraint is crowded.
+    pub fn set_wake_ratio(&mut self, ratio: u32) {
+        self.lmm.set_wake_ratio(ratio);
+    }
+
     /// Adds a link of `bandwidth_bytes_per_sec`; returns its index for routes.
     pub fn add_link(&mut self, bandwidth_bytes_per_sec: f64, fatpipe: bool) -> u32 {
         let sharing = if fatpipe {

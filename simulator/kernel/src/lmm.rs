@@ -64,7 +64,7 @@ mod general;
 mod hubs;
 mod memo;
 
-pub use hubs::GroupId;
+pub use hubs::{GroupId, DEFAULT_WAKE_RATIO};
 
 /// A constraint (resource) index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -241,6 +241,7 @@ impl System {
         debug_assert_eq!(self.vars[v as usize].active_pos, NONE);
         self.vars[v as usize].active_pos = self.active_vars.len() as u32;
         self.active_vars.push(v);
+        self.hubs.crowding.activations += 1;
     }
 
     /// Takes variable `v` out of [`System::active_vars`] (the last one takes its place).
@@ -500,11 +501,9 @@ impl System {
     pub fn solve(&mut self) {
         self.touched.clear();
         self.hubs.next_serial();
-        if self.hubs.dormant {
-            let modified = std::mem::take(&mut self.modified);
-            self.wake_if_crowded(&modified);
-            self.modified = modified;
-        }
+        let modified = std::mem::take(&mut self.modified);
+        self.crowding_step(&modified);
+        self.modified = modified;
         let mut charged_upto = 0;
         loop {
             self.solve_hubs();

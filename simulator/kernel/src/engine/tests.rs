@@ -164,13 +164,21 @@ fn full_and_incremental_solves_agree() {
 
 /// A cluster of `hosts` hosts with private up/down links and a backbone, and a queue of flows
 /// (src, dst, bytes): `width` flows start at 0, each completion starts the next one. Returns the
-/// completion dates in completion order, with groups from `hub_on` variables (`u32::MAX`: none).
-fn cluster_run(hosts: u32, flows: &[(u32, u32, f64)], width: usize, hub_on: u32) -> Vec<f64> {
+/// completion dates in completion order, with groups from `hub_on` variables (`u32::MAX`: none)
+/// and registration waking with ratio `wake` (`lmm::hubs::dormant`).
+fn cluster_run(
+    hosts: u32,
+    flows: &[(u32, u32, f64)],
+    width: usize,
+    hub_on: u32,
+    wake: u32,
+) -> Vec<f64> {
     let mut e = Engine::new(NetworkConfig::default());
     if hub_on == u32::MAX {
         e.set_full_solve(true);
     } else {
         e.set_hub_thresholds(hub_on, 1);
+        e.set_wake_ratio(wake);
     }
     let up: Vec<u32> = (0..hosts).map(|_| e.add_link(125e6, false)).collect();
     let down: Vec<u32> = (0..hosts).map(|_| e.add_link(125e6, false)).collect();
@@ -211,7 +219,7 @@ fn forty_flows_on_a_backbone_finish_together_as_derived() {
     let flows: Vec<(u32, u32, f64)> = (0..40).map(|i| (i, (i + 1) % 40, 1e6)).collect();
     let expected = 11.6436 * 600e-6 + 1e6 / (0.940694 * 1e9 / 42.0);
     for hub_on in [32, u32::MAX] {
-        let dates = cluster_run(40, &flows, 40, hub_on);
+        let dates = cluster_run(40, &flows, 40, hub_on, 0);
         assert_eq!(dates.len(), 40);
         for d in dates {
             assert!(
@@ -226,19 +234,21 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
 
     /// Random flow queues on a cluster with a backbone: with groups (hubs from 2 or 4
-    /// variables) the completion dates equal the full re-solve's at 1e-9 relative.
+    /// variables, registration waking at once or after 1 or 2 times the active variables'
+    /// walks) the completion dates equal the full re-solve's at 1e-9 relative.
     #[test]
     fn groups_give_the_full_solves_dates(
         flows in proptest::collection::vec((0u32..12, 0u32..12, 1u32..400), 1..80),
         width in 1usize..40,
         hub_on in proptest::prop_oneof![proptest::strategy::Just(2u32), proptest::strategy::Just(4u32)],
+        wake in 0u32..3,
     ) {
         let flows: Vec<(u32, u32, f64)> = flows
             .into_iter()
             .map(|(s, d, kb)| (s, if d == s { (d + 1) % 12 } else { d }, f64::from(kb) * 1000.0))
             .collect();
-        let reference = cluster_run(12, &flows, width, u32::MAX);
-        let grouped = cluster_run(12, &flows, width, hub_on);
+        let reference = cluster_run(12, &flows, width, u32::MAX, 0);
+        let grouped = cluster_run(12, &flows, width, hub_on, wake);
         proptest::prop_assert_eq!(reference.len(), grouped.len());
         for (a, b) in reference.iter().zip(&grouped) {
             proptest::prop_assert!(rel(*a, *b) < 1e-9, "{} vs {}", a, b);

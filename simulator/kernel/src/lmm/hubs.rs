@@ -53,6 +53,7 @@ use smallvec::SmallVec;
 
 mod cut;
 mod dormant;
+pub use dormant::DEFAULT_WAKE_RATIO;
 mod exceptions;
 mod registration;
 
@@ -270,6 +271,8 @@ pub(super) struct Hubs {
     /// No hub is alive and no variable is registered (`dormant`): registration waits until
     /// a constraint has `on` active variables.
     pub(super) dormant: bool,
+    /// When a dormant system wakes (`dormant`).
+    pub(super) crowding: dormant::Crowding,
     /// Test statistics: cuts, hubs put back, variables moved to another hub by a cut or an
     /// uncut, and evaluations in the group regime of a hub with cut neighbours.
     #[cfg(test)]
@@ -298,6 +301,7 @@ impl Default for Hubs {
             n_cut: 0,
             n_live: 0,
             dormant: true,
+            crowding: dormant::Crowding::default(),
             #[cfg(test)]
             stats: [0; 4],
         }
@@ -349,6 +353,15 @@ impl System {
         for c in 0..self.cnsts.len() as u32 {
             self.count_changed(c);
         }
+    }
+
+    /// How long a crowded constraint waits for registration (`lmm::hubs::dormant`, "When to
+    /// wake"): the system wakes once the general solves of a crowded period have walked `ratio`
+    /// times the active variables waking would register ([`DEFAULT_WAKE_RATIO`], 8); 0 wakes at
+    /// the first solve at which a constraint has `on` active variables. The values do not
+    /// depend on it beyond rounding.
+    pub fn set_wake_ratio(&mut self, ratio: u32) {
+        self.hubs.crowding.ratio = u64::from(ratio);
     }
 
     /// The group `var` belongs to, if its hub is in the group regime: its value is then

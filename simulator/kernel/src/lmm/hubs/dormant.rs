@@ -22,11 +22,142 @@
 //! registers the 32 flows (B's count reaches 32, B becomes a hub at once), and from then on
 //! arrivals and departures register one by one. When B's count falls below `off` its hub is
 //! dropped, no hub is left, and the solve ends by forgetting the registrations.
+//!
+//! # When to wake: registration only where it pays
+//! Registering a variable and later unregistering it costs about four times what one general
+//! solve spends on one active variable of the component it walks (callgrind, 64-rank stencil:
+//! about 3,000 instructions per registered variable's life against 770 per active variable and
+//! solve); with the hubs' other costs (evaluations, the engine's group events) the best ratio
+//! measured is R = [`DEFAULT_WAKE_RATIO`] = 8 (the 100-iteration 64-rank stencil: 436 M
+//! instructions waking at once, 380 M with R = 4, 373 M with 8 and with 16). A crowded
+//! constraint makes waking worth it only if the solves while it stays crowded are many: flows
+//! that arrive in one batch and leave in the next (a ring of 64 ranks: 64 flows start at once
+//! and end at once, two solves) are cheaper on the general path, while flows that come and go
+//! one at a time among thousands (a 1,024-rank stencil: 188 solves per crowded period, 1,664
+//! active variables on average, 5,900 arrivals)
+//! need the hubs. So the dormant system decides like a ski rental, per **crowded period**
+//! (from the first solve at which a constraint has `on` active variables until every such
+//! constraint is below `off` while dormant, or until the system sleeps again):
+//! * *walked* W = Σ over the period's solves of the active variables (what the general path
+//!   walks, or would walk, on a cluster where every flow crosses the crowded constraint);
+//! * *needed* N = the active variables at the period's start plus those activated during it
+//!   (what waking at its start would have registered).
+//!
+//! A period begins dormant unless the previous one found W > R·N (waking at once would have
+//! paid), and a dormant period wakes as soon as its W reaches R times the active variables
+//! (what waking now registers): at most about twice the cheaper choice in any period, and the
+//! right one at once when periods repeat, as in an iterative application. R = 0 wakes at the
+//! first crowded solve (the hub tests use it). Either way the values are the same (the hub
+//! path and the general path agree to rounding, `hubs`).
+//!
+//! Example (R = 8, on = 32): 64 flows start in one solve (W = 64 < 8·64: dormant) and end in
+//! the next (no constraint crowded: the period ends with W = 64 ≤ 8·N = 512, so the next
+//! period begins dormant too). In a period where 1,000 flows stay and one more comes and goes
+//! per solve, W reaches 8 × 1,000 at the eighth solve: the system wakes; the period ends with
+//! W far above 8·N, so the next one wakes at its first solve.
 
 use super::super::{Sharing, System};
 use super::CnstReg;
 
+/// R of the wake decision (module doc, "When to wake"), measured on the 64-rank stencil.
+pub const DEFAULT_WAKE_RATIO: u32 = 8;
+
+/// The wake decision's state (module doc, "When to wake").
+#[derive(Debug, Clone)]
+pub(in crate::lmm) struct Crowding {
+    /// R: 0 wakes at the first crowded solve.
+    pub(in crate::lmm) ratio: u64,
+    /// A crowded period is in progress.
+    open: bool,
+    /// The constraints found crowded while dormant in this period, kept while they have
+    /// `off` active variables.
+    crowd: Vec<u32>,
+    /// W: Σ over the period's solves of the active variables.
+    walked: u64,
+    /// Active variables at the period's start, and [`Crowding::activations`] then.
+    start_active: u64,
+    start_activations: u64,
+    /// The last period found W > R·N: the next one wakes at its first solve.
+    wake_at_once: bool,
+    /// Variables made active since the system was made.
+    pub(in crate::lmm) activations: u64,
+}
+
+impl Default for Crowding {
+    fn default() -> Self {
+        Crowding {
+            ratio: u64::from(DEFAULT_WAKE_RATIO),
+            open: false,
+            crowd: Vec::new(),
+            walked: 0,
+            start_active: 0,
+            start_activations: 0,
+            wake_at_once: false,
+            activations: 0,
+        }
+    }
+}
+
+impl Crowding {
+    /// The last period's verdict: the next one wakes at its first crowded solve.
+    #[cfg(test)]
+    pub(in crate::lmm) fn wake_at_once(&self) -> bool {
+        self.wake_at_once
+    }
+
+    /// Ends the period in progress with its verdict for the next one.
+    fn close(&mut self) {
+        if !self.open {
+            return;
+        }
+        let needed = self.start_active + (self.activations - self.start_activations);
+        self.wake_at_once = self.walked > self.ratio.saturating_mul(needed);
+        self.open = false;
+        self.crowd.clear();
+    }
+}
+
 impl System {
+    /// The wake decision at the start of [`System::solve`] (module doc, "When to wake"):
+    /// counts the solve in the crowded period and, while dormant, opens or closes the period
+    /// from the crowded constraints among `modified` and wakes when it pays.
+    pub(in crate::lmm) fn crowding_step(&mut self, modified: &[u32]) {
+        let (on, off) = (self.hubs.on, self.hubs.off);
+        if on == u32::MAX {
+            return;
+        }
+        let active = self.active_vars.len() as u64;
+        if !self.hubs.dormant {
+            self.hubs.crowding.walked += active;
+            return;
+        }
+        let mut crowd = std::mem::take(&mut self.hubs.crowding.crowd);
+        for &c in modified {
+            let cn = &self.cnsts[c as usize];
+            if cn.sharing == Sharing::Shared && cn.n_active >= on && !crowd.contains(&c) {
+                crowd.push(c);
+            }
+        }
+        crowd.retain(|&c| self.cnsts[c as usize].n_active >= off);
+        let crowded = crowd.iter().any(|&c| self.cnsts[c as usize].n_active >= on);
+        let cr = &mut self.hubs.crowding;
+        cr.crowd = crowd;
+        if cr.crowd.is_empty() {
+            cr.close();
+            return;
+        }
+        if !cr.open {
+            cr.open = true;
+            cr.walked = 0;
+            cr.start_active = active;
+            cr.start_activations = cr.activations;
+        }
+        cr.walked += active;
+        if crowded && (cr.wake_at_once || cr.walked >= cr.ratio.saturating_mul(active)) {
+            self.wake();
+        }
+    }
+
     /// Leaves the dormant state if one of `cnsts` (SHARED) has `on` active variables: registers
     /// every active variable.
     pub(in crate::lmm) fn wake_if_crowded(&mut self, cnsts: &[u32]) {
@@ -38,9 +169,13 @@ impl System {
             let cn = &self.cnsts[c as usize];
             cn.sharing == Sharing::Shared && cn.n_active >= on
         });
-        if !crowded {
-            return;
+        if crowded {
+            self.wake();
         }
+    }
+
+    /// Leaves the dormant state: registers every active variable.
+    fn wake(&mut self) {
         self.hubs.dormant = false;
         for i in 0..self.active_vars.len() {
             self.register(self.active_vars[i]);
@@ -55,6 +190,7 @@ impl System {
         }
         debug_assert!(h.dirty.is_empty() && h.new_members.is_empty());
         self.hubs.dormant = true;
+        self.hubs.crowding.close();
         for i in 0..self.hubs.pending.len() {
             let v = self.hubs.pending[i];
             self.vars[v as usize].reg.pending = false;

@@ -14,6 +14,7 @@ use super::*;
 fn hub_group_forms_follows_arrivals_and_dissolves() {
     let mut s = System::new();
     s.set_hub_thresholds(3, 1);
+    s.set_wake_ratio(0);
     let b = s.add_constraint(100.0, Sharing::Shared);
     let sides: Vec<CnstId> = (0..4)
         .map(|_| s.add_constraint(1000.0, Sharing::Shared))
@@ -62,6 +63,7 @@ fn hub_group_forms_follows_arrivals_and_dissolves() {
 fn binding_bound_keeps_the_general_path() {
     let mut s = System::new();
     s.set_hub_thresholds(2, 1);
+    s.set_wake_ratio(0);
     let b = s.add_constraint(90.0, Sharing::Shared);
     let bounded = s.add_variable(1.0, 10.0);
     s.expand(b, bounded, 1.0);
@@ -88,6 +90,7 @@ fn binding_bound_keeps_the_general_path() {
 fn dormant_registration_wakes_and_sleeps() {
     let mut s = System::new();
     s.set_hub_thresholds(3, 2);
+    s.set_wake_ratio(0);
     let b = s.add_constraint(90.0, Sharing::Shared);
     let add = |s: &mut System| {
         let v = s.add_variable(1.0, -1.0);
@@ -122,6 +125,72 @@ fn dormant_registration_wakes_and_sleeps() {
     assert!(!s.hubs.dormant);
     assert!([v2, v3, v4].iter().all(|&v| s.group_of(v).is_some()));
     assert_eq!(s.group_share(s.group_of(v3).unwrap()), 30.0);
+}
+
+/// The wake decision (`hubs::dormant`, "When to wake"), on = 3, off = 1, R = 2, backbone B
+/// (C = 90), variables of p = 1 on B alone.
+/// 1. Four arrive in one solve: the period opens with W = 4 < 2 × 4 active, so the system stays
+///    dormant and the general path gives 90/4 = 22.5 each; all four leave: the period closes
+///    with W = 4 ≤ R·N = 2 × 4 (waking would not have paid).
+/// 2. Four arrive (W = 4 < 8), a fifth (W = 4 + 5 = 9 < 10, 18 each), a sixth: W = 15 ≥ 2 × 6,
+///    so it wakes: B is a hub and the six form a group of share 90/6 = 15. All six leave: the
+///    hub is dropped, the system sleeps and the period closes with W = 15 (the awake solve adds
+///    the 0 variables left) > R·N = 2 × (4 + 2).
+/// 3. So three arrivals wake it at their first solve: a group of share 30.
+#[test]
+fn wake_waits_until_staying_dormant_would_cost_more() {
+    let mut s = System::new();
+    s.set_hub_thresholds(3, 1);
+    s.set_wake_ratio(2);
+    let b = s.add_constraint(90.0, Sharing::Shared);
+    let add = |s: &mut System, n: usize| -> Vec<VarId> {
+        (0..n)
+            .map(|_| {
+                let v = s.add_variable(1.0, -1.0);
+                s.expand(b, v, 1.0);
+                v
+            })
+            .collect()
+    };
+    let first = add(&mut s, 4);
+    s.solve();
+    assert!(s.hubs.dormant);
+    assert!(first.iter().all(|&v| s.value(v) == 22.5));
+    for &v in &first {
+        s.remove_variable(v);
+    }
+    s.solve();
+    assert!(s.hubs.dormant);
+    assert!(!s.hubs.crowding.wake_at_once());
+
+    let mut second = add(&mut s, 4);
+    s.solve();
+    assert!(s.hubs.dormant);
+    second.extend(add(&mut s, 1));
+    s.solve();
+    assert!(s.hubs.dormant);
+    assert!(second.iter().all(|&v| s.value(v) == 18.0));
+    second.extend(add(&mut s, 1));
+    s.solve();
+    assert!(!s.hubs.dormant);
+    let g = s.group_of(second[0]).expect("the six form a group");
+    assert_eq!(s.group_share(g), 15.0);
+    assert!(second
+        .iter()
+        .all(|&v| s.group_of(v) == Some(g) && s.value(v) == 15.0));
+    s.clear_group_events();
+    for &v in &second {
+        s.remove_variable(v);
+    }
+    s.solve();
+    assert!(s.hubs.dormant);
+    assert!(s.hubs.crowding.wake_at_once());
+
+    let third = add(&mut s, 3);
+    s.solve();
+    assert!(!s.hubs.dormant);
+    let g = s.group_of(third[0]).expect("woken at once");
+    assert_eq!(s.group_share(g), 30.0);
 }
 
 /// One step of a random arrival/departure sequence.
@@ -188,13 +257,14 @@ proptest! {
     /// half of the generated cases put variables in groups: 211 of 385 when this was written.)
     #[test]
     fn hubs_equal_full_solve_after_random_arrivals_and_departures(
-        (cnsts, ops) in hub_ops(), on in 2u32..4,
+        (cnsts, ops) in hub_ops(), on in 2u32..4, wake in 0u32..3,
     ) {
-        replay_against_full_solve(&cnsts, &ops, on)?;
+        replay_against_full_solve(&cnsts, &ops, on, wake)?;
     }
 }
 
-/// Applies `ops` to an incremental system with hubs from `on` variables and, after each, checks
+/// Applies `ops` to an incremental system with hubs from `on` variables (waking with ratio
+/// `wake`, `hubs::dormant`) and, after each, checks
 /// every variable's value against a full solve from scratch of the same variables. Returns the
 /// hub statistics (`Hubs::stats`: cuts, uncuts, variables moved, group evaluations with cut
 /// neighbours).
@@ -202,9 +272,11 @@ fn replay_against_full_solve(
     cnsts: &[(f64, bool)],
     ops: &[HubOp],
     on: u32,
+    wake: u32,
 ) -> Result<[u64; 4], TestCaseError> {
     let mut inc = System::new();
     inc.set_hub_thresholds(on, 1);
+    inc.set_wake_ratio(wake);
     let sharing = |fat: bool| {
         if fat {
             Sharing::FatPipe
@@ -356,9 +428,9 @@ proptest! {
     /// that the generator reaches these paths).
     #[test]
     fn cut_hubs_equal_full_solve_after_random_arrivals_and_departures(
-        (cnsts, ops) in backbone_ops(), on in 2u32..5,
+        (cnsts, ops) in backbone_ops(), on in 2u32..5, wake in 0u32..3,
     ) {
-        replay_against_full_solve(&cnsts, &ops, on)?;
+        replay_against_full_solve(&cnsts, &ops, on, wake)?;
     }
 }
 
@@ -375,7 +447,7 @@ fn cut_paths_are_exercised() {
     let cases = std::cell::RefCell::new([0u32; 4]);
     runner
         .run(&(backbone_ops(), 2u32..5), |((cnsts, ops), on)| {
-            let stats = replay_against_full_solve(&cnsts, &ops, on)?;
+            let stats = replay_against_full_solve(&cnsts, &ops, on, 0)?;
             let mut c = cases.borrow_mut();
             for (k, &n) in stats.iter().enumerate() {
                 c[k] += u32::from(n > 0);
@@ -410,6 +482,7 @@ fn cut_paths_are_exercised() {
 fn cut_backbone_moves_members_to_the_root_link_and_back() {
     let mut s = System::new();
     s.set_hub_thresholds(4, 1);
+    s.set_wake_ratio(0);
     let b = s.add_constraint(250.0, Sharing::Shared);
     let d = s.add_constraint(100.0, Sharing::Shared);
     let p: Vec<CnstId> = (0..10)

@@ -89,6 +89,7 @@ fn replay_with_and_without_memo(
     without.set_memo(false);
     for s in [&mut with, &mut without] {
         s.set_hub_thresholds(on, 1);
+        s.set_wake_ratio(0);
         for &(c, fat) in cnsts {
             s.add_constraint(
                 c,
