@@ -41,14 +41,15 @@
 use crate::factors::PiecewiseFactor;
 use crate::heap::IndexedHeap;
 use crate::lmm::{CnstId, GroupId, Sharing, System, VarId};
-use smallvec::SmallVec;
 
 mod cpu;
 mod group;
+mod path;
 
 use crate::precision::{double_equals, double_update, MAXMIN_PRECISION, SURF_PRECISION};
 use cpu::Cpu;
 use group::GroupClock;
+pub use path::PathId;
 
 /// An activity slot. Valid from its `start_*` call until [`Engine::step`] reports it done; the
 /// slot is then reused.
@@ -94,15 +95,6 @@ enum Phase {
     Group,
 }
 
-/// The route of a transfer in its latency phase: `links[..forward]` forward (weight 1), the
-/// rest the reverse route (weight 0.05, cross-traffic).
-#[derive(Debug, Clone, Default)]
-struct LatencyRoute {
-    links: SmallVec<[u32; 8]>,
-    forward: u32,
-    bound: f64,
-}
-
 const NO_GROUP: u32 = u32::MAX;
 /// [`Activity::cpu`] of an activity that is not an execution on a CPU.
 const NO_CPU: u32 = u32::MAX;
@@ -124,6 +116,8 @@ struct Activity {
     group_penalty: f64,
     /// The CPU of an execution or poll ([`NO_CPU`] otherwise).
     cpu: u32,
+    /// The path of a transfer (`path`).
+    path: u32,
 }
 
 impl Activity {
@@ -153,6 +147,7 @@ impl Activity {
             vfinish: 0.0,
             group_penalty: 0.0,
             cpu: NO_CPU,
+            path: u32::MAX,
         }
     }
 }
@@ -170,10 +165,10 @@ pub struct Engine {
     free: Vec<u32>,
     var_act: Vec<u32>,
     heap: IndexedHeap,
-    /// The links of each transfer in its latency phase, by activity slot: its variable is
-    /// made when the phase ends, so that a flow in its latency phase costs the max-min system
-    /// nothing (no element to insert, then move to the active prefix).
-    latency_routes: Vec<LatencyRoute>,
+    /// Transfer paths (`path`): a transfer in its latency phase keeps its path's index, and its
+    /// variable is made from it when the phase ends, so that a flow in its latency phase costs
+    /// the max-min system nothing (no element to insert, then move to the active prefix).
+    paths: path::Paths,
     groups: Vec<GroupClock>,
     dirty_groups: Vec<u32>,
     group_slots: usize,
@@ -195,7 +190,7 @@ impl Engine {
             free: Vec::new(),
             var_act: Vec::new(),
             heap: IndexedHeap::new(),
-            latency_routes: Vec::new(),
+            paths: path::Paths::default(),
             groups: Vec::new(),
             dirty_groups: Vec::new(),
             group_slots: 0,
@@ -425,95 +420,13 @@ impl Engine {
         id
     }
 
-    /// Starts moving `bytes` (P, envelope included) along `route` (link indices, in order) whose
-    /// raw latency is `route_latency_secs`; `back_route` is the reverse route, charged at 0.05 when
-    /// `network/crosstraffic` is on.
-    pub fn start_comm(
-        &mut self,
-        route: &[u32],
-        back_route: &[u32],
-        route_latency_secs: f64,
-        bytes: f64,
-    ) -> ActivityId {
-        let l = route_latency_secs;
-        let mut penalty = l;
-        if self.net.weight_s_bytes > 0.0 {
-            penalty += route
-                .iter()
-                .map(|&k| self.net.weight_s_bytes / self.link_bw[k as usize])
-                .sum::<f64>();
-        }
-        let bw_factor = self.net.bw_factor.factor(bytes);
-        let mut bound = route
-            .iter()
-            .map(|&k| self.link_bw[k as usize])
-            .fold(-1.0f64, |b, bw| if b < 0.0 || bw < b { bw } else { b });
-        if l > 0.0 {
-            let gamma = self.net.tcp_gamma_bytes / (2.0 * l);
-            bound = if bound < 0.0 { gamma } else { bound.min(gamma) };
-        }
-        let latency = l * self.net.lat_factor.factor(bytes);
-        let back_route = if self.net.crosstraffic {
-            back_route
-        } else {
-            &[]
-        };
-        if latency > 0.0 {
-            // The variable is made when the latency phase ends (`begin_transfer`).
-            let id = self.alloc(Activity {
-                rate_factor: bw_factor,
-                penalty_after_latency: penalty,
-                ..Activity::new(Phase::Latency, None, bytes, self.now)
-            });
-            let i = id.0 as usize;
-            if self.latency_routes.len() <= i {
-                self.latency_routes
-                    .resize_with(i + 1, LatencyRoute::default);
-            }
-            let r = &mut self.latency_routes[i];
-            r.links.clear();
-            r.links.extend_from_slice(route);
-            r.links.extend_from_slice(back_route);
-            r.forward = route.len() as u32;
-            r.bound = bound;
-            self.heap.set(id.0, self.now + latency);
-            return id;
-        }
-        let id = self.alloc(Activity {
-            rate_factor: bw_factor,
-            penalty_after_latency: penalty,
-            ..Activity::new(Phase::Running, None, bytes, self.now)
-        });
-        // No latency phase: penalty 1 (SimGrid 3.32's quirk, module doc).
-        self.begin_transfer(id.0, 1.0, bound, route, back_route);
-        id
-    }
-
-    /// Gives transfer `a` its variable: penalty `penalty`, bound `bound`, weight 1 on every
-    /// link of `route` and 0.05 on every link of `back_route` (cross-traffic), in that order,
-    /// so that a link on both gets one element of weight 1.05, as SimGrid's `expand`.
-    fn begin_transfer(&mut self, a: u32, penalty: f64, bound: f64, route: &[u32], back: &[u32]) {
-        let link_cnst = &self.link_cnst;
-        let elems = route
-            .iter()
-            .map(|&k| (link_cnst[k as usize], 1.0))
-            .chain(back.iter().map(|&k| (link_cnst[k as usize], 0.05)));
-        let var = self.lmm.add_variable_with(penalty, bound, elems);
-        self.acts[a as usize].var = Some(var);
-        self.bind_var(var, ActivityId(a));
-    }
-
     /// The latency phase of transfer `a` ends: it gets its variable, with its penalty.
     fn end_latency(&mut self, a: u32) {
-        let r = std::mem::take(&mut self.latency_routes[a as usize]);
         let act = &mut self.acts[a as usize];
         act.phase = Phase::Running;
         act.last_update = self.now;
         let p = act.penalty_after_latency;
-        let (fwd, back) = r.links.split_at(r.forward as usize);
-        self.begin_transfer(a, p, r.bound, fwd, back);
-        // Keep the buffer for the next transfer in this slot.
-        self.latency_routes[a as usize] = r;
+        self.begin_transfer(a, p);
     }
 
     /// Re-solves what changed, advances the clock to the next event and appends the activities

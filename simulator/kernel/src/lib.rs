@@ -10,5 +10,5 @@ pub mod heap;
 pub mod lmm;
 pub mod precision;
 
-pub use engine::{ActivityId, Engine, NetworkConfig};
+pub use engine::{ActivityId, Engine, NetworkConfig, PathId};
 pub use factors::PiecewiseFactor;

@@ -257,24 +257,50 @@ impl System {
         }
     }
 
+    /// Appends `elems` to `out` merged per constraint as successive [`System::expand`] calls
+    /// merge them: one pair per constraint, in the order of first appearance, the weights of a
+    /// constraint named again added (SHARED) or the larger kept (FATPIPE). Only the pairs
+    /// appended from `out.len()` on are merged. O(elements²), elements being a route's few
+    /// links.
+    ///
+    /// Example: (up_3, 1), (B, 1), (down_7, 1), (up_7, 0.05), (B, 0.05), (down_3, 0.05) with B
+    /// SHARED gives (up_3, 1), (B, 1.05), (down_7, 1), (up_7, 0.05), (down_3, 0.05).
+    pub fn merge_elements(
+        &self,
+        elems: impl IntoIterator<Item = (CnstId, f64)>,
+        out: &mut Vec<(CnstId, f64)>,
+    ) {
+        let start = out.len();
+        for (cnst, weight) in elems {
+            match out[start..].iter_mut().find(|(c, _)| *c == cnst) {
+                Some((_, w)) => match self.cnsts[cnst.0 as usize].sharing {
+                    Sharing::Shared => *w += weight,
+                    Sharing::FatPipe => *w = w.max(weight),
+                },
+                None => out.push((cnst, weight)),
+            }
+        }
+    }
+
     /// Adds a variable of `penalty` and `bound` consuming each `(constraint, weight)` of `elems`,
-    /// in order: the same system as [`System::add_variable`] followed by one
-    /// [`System::expand`] per pair (a constraint named twice gets the weights added, SHARED, or
-    /// the larger, FATPIPE), without re-checking the new variable's registration at every
-    /// element. O(elements²), elements being a route's few links.
-    pub fn add_variable_with(
+    /// each constraint at most once (merged by [`System::merge_elements`]): the same system as
+    /// [`System::add_variable`] followed by one [`System::expand`] per pair, without looking
+    /// for an element to merge with or re-checking the new variable's registration at every
+    /// element. O(elements).
+    pub fn add_variable_merged(
         &mut self,
         penalty: f64,
         bound: f64,
-        elems: impl IntoIterator<Item = (CnstId, f64)>,
+        elems: &[(CnstId, f64)],
     ) -> VarId {
         let var = self.add_variable(penalty, bound);
         let active = penalty > 0.0;
-        for (cnst, weight) in elems {
-            match self.elem_on(var, cnst) {
-                Some(e) => self.merge_weight(e, weight),
-                None => self.new_elem(cnst, var, weight, active),
-            }
+        for &(cnst, weight) in elems {
+            debug_assert!(
+                self.elem_on(var, cnst).is_none(),
+                "add_variable_merged: a constraint named twice"
+            );
+            self.new_elem(cnst, var, weight, active);
         }
         var
     }

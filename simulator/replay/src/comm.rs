@@ -63,7 +63,7 @@ impl Comms {
         Comms::with_jobs(&[n])
     }
 
-    /// Consecutive jobs of these sizes, each with its own world; one job is [`Comms::new`].
+    /// Consecutive jobs of these sizes, each with its own world (one job: a single world).
     pub fn with_jobs(sizes: &[u32]) -> Self {
         let n: u32 = sizes.iter().sum();
         let mut members = vec![(0..n).collect::<Vec<Rank>>()];

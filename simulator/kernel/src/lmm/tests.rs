@@ -62,11 +62,12 @@ fn crosstraffic_weights_add_on_a_shared_link() {
 /// FATPIPE: the constraint is `max w·x/… ≤ C` on the common level, so the flow with the smallest
 /// penalty gets the whole capacity and the others `C·p_min/p` (SimGrid 3.32 `maxmin.cpp` fixes
 /// every variable of the saturated constraint at `min_usage/p` in the same round).
-/// `add_variable_with` builds the system `add_variable` + `expand` builds: the same link named
-/// twice (route at 1, reverse route at 0.05) is one element of weight 1.05, so two such flows on
-/// a 125 MB/s link get 125e6 / 2.1 B/s each, bit for bit as with `expand`.
+/// `merge_elements` + `add_variable_merged` build the system `add_variable` + `expand` builds:
+/// the same link named twice (route at 1, reverse route at 0.05) is one element of weight 1.05,
+/// so two such flows on a 125 MB/s link get 125e6 / 2.1 B/s each, bit for bit as with `expand`;
+/// on a FATPIPE link the larger weight is kept.
 #[test]
-fn add_variable_with_merges_like_expand() {
+fn merged_elements_build_what_expand_builds() {
     let p = 50e-6 + 8775.0 / 125e6;
     let mut a = System::new();
     let mut b = System::new();
@@ -77,7 +78,10 @@ fn add_variable_with_merges_like_expand() {
     let mut va = Vec::new();
     let mut vb = Vec::new();
     for _ in 0..2 {
-        va.push(a.add_variable_with(p, 125e6, [(la, 1.0), (la, 0.05)]));
+        let mut merged = Vec::new();
+        a.merge_elements([(la, 1.0), (la, 0.05)], &mut merged);
+        assert_eq!(merged, [(la, 1.05)]);
+        va.push(a.add_variable_merged(p, 125e6, &merged));
         let v = b.add_variable(p, 125e6);
         b.expand(lb, v, 1.0);
         b.expand(lb, v, 0.05);
@@ -94,6 +98,13 @@ fn add_variable_with_merges_like_expand() {
         1,
         "one element per constraint"
     );
+    let fat = a.add_constraint(1e9, Sharing::FatPipe);
+    let mut merged = vec![(la, 7.0)];
+    a.merge_elements(
+        [(fat, 0.05), (la, 1.0), (fat, 1.0), (fat, 0.5)],
+        &mut merged,
+    );
+    assert_eq!(merged, [(la, 7.0), (fat, 1.0), (la, 1.0)]);
 }
 
 #[test]

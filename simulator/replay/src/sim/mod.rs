@@ -53,7 +53,7 @@ use std::collections::VecDeque;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use timeless_kernel::{ActivityId, Engine, PiecewiseFactor};
+use timeless_kernel::{ActivityId, Engine, PathId, PiecewiseFactor};
 use timeless_platform::{HostId, Platform};
 use timeless_trace::{Action, CommId, TraceSet, WORLD};
 
@@ -65,7 +65,6 @@ use crate::jobs::{shift_ranks, Job};
 use crate::mailbox::{Mailboxes, ReqId, TransferId};
 use crate::rank::{Account, Block, RankState, Step};
 use crate::report::{CallInfo, Observer, Report};
-use routes::Route;
 
 /// Distance in the ready queue between the stages of [`Simulation::prefetch_ready`].
 const PREFETCH_AHEAD: usize = 4;
@@ -93,9 +92,8 @@ pub struct Simulation<'p> {
     ranks: Vec<RankState>,
     mail: Mailboxes,
     owners: Vec<Owner>,
-    routes: HashMap<(u32, u32), [u32; 2]>,
-    route_list: Vec<Route>,
-    route_links: Vec<u32>,
+    /// The kernel's transfer path of each (source host, destination host) pair (`routes`).
+    paths: HashMap<(u32, u32), PathId>,
     /// Per-host software overheads: the config's `smpi/os`, `smpi/or`, `smpi/ois`, or the
     /// host's property of the same name, which overrides it (SimGrid 3.32 `smpi_host.cpp`).
     /// Indices into `overhead_tables`, which holds each distinct table once: hosts without a
@@ -238,11 +236,9 @@ impl<'p> Simulation<'p> {
             ranks,
             mail: Mailboxes::with_ranks(n_ranks),
             owners: Vec::new(),
-            routes: HashMap::default(),
+            paths: HashMap::default(),
             overheads,
             overhead_tables,
-            route_list: Vec::new(),
-            route_links: Vec::new(),
             ready: VecDeque::new(),
             probing: 0,
             finished: 0,

@@ -189,16 +189,10 @@ impl Simulation<'_> {
     ) -> Result<TransferId, ReplayError> {
         let now = self.engine.now();
         let (hs, hd) = (self.ranks[src as usize].host, self.ranks[dst as usize].host);
-        let (fwd, back) = self.routes(hs, hd, src, self.cfg.net.crosstraffic)?;
-        let latency_secs = self.route_list[fwd as usize].latency_secs;
-        let (fr, br) = (
-            self.route_range(fwd),
-            back.map_or(0..0, |b| self.route_range(b)),
-        );
-        let (f, b) = (&self.route_links[fr], &self.route_links[br]);
+        let path = self.path(hs, hd, src)?;
         let act = self
             .engine
-            .start_comm(f, b, latency_secs, (bytes + ENVELOPE_BYTES) as f64);
+            .start_path_comm(path, (bytes + ENVELOPE_BYTES) as f64);
         let t = self.mail.new_transfer(Transfer {
             send_req,
             recv_req,

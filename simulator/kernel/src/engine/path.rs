@@ -1,0 +1,164 @@
+//! Transfer paths: a route and its reverse route, prepared once for every transfer between two
+//! hosts.
+//!
+//! A transfer's variable has weight 1 on each link of its route and 0.05 on each link of the
+//! reverse route (cross-traffic), merged per link as SimGrid's `expand` merges them (a link on
+//! both gets 1.05), the penalty `L + Σ weight_S/B_i` and the bound `min(min_i B_i, γ/(2L))`
+//! (the parent module's doc). None of these depend on the message, so [`Engine::add_path`]
+//! computes them once and every transfer on the path ([`Engine::start_path_comm`]) only looks up
+//! its size's latency and bandwidth factors: no route walk, no merge, no copy of the links into
+//! the latency phase (the activity keeps the path's index).
+//!
+//! Example: route up_3, B, down_7 and reverse route up_7, B, down_3 on a cluster of 125 MB/s
+//! private links and a 2.25 GB/s backbone B, L = 600 µs: elements (up_3, 1), (B, 1.05),
+//! (down_7, 1), (up_7, 0.05), (down_3, 0.05); penalty 600e-6 + 8775 × (2/1.25e8 + 1/2.25e9) =
+//! 7.443e-4 s; bound min(1.25e8, 4194304 / (2 × 600e-6)) = 1.25e8 B/s.
+
+use super::{Activity, ActivityId, Engine, Phase};
+use crate::lmm::CnstId;
+use rustc_hash::FxHashMap;
+
+/// A path made by [`Engine::add_path`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PathId(pub u32);
+
+/// What every transfer on a path shares.
+#[derive(Debug, Clone)]
+pub(super) struct Path {
+    /// The route's raw latency L (s).
+    latency_secs: f64,
+    /// The variable's penalty after the latency phase, `L + Σ weight_S/B_i` (s).
+    penalty: f64,
+    /// `min(min_i B_i, γ/(2L))` in B/s; negative: none (no link and no latency).
+    bound: f64,
+    /// Its elements: `Engine::path_elems[start..start + len]`, one per constraint.
+    start: u32,
+    len: u32,
+}
+
+/// The paths of an engine and the arena of their elements.
+#[derive(Debug, Default)]
+pub(super) struct Paths {
+    list: Vec<Path>,
+    elems: Vec<(CnstId, f64)>,
+    /// Paths made by [`Engine::start_comm`], by (route, reverse route, latency bits).
+    interned: FxHashMap<(Vec<u32>, Vec<u32>, u64), PathId>,
+}
+
+impl Engine {
+    /// Prepares the path of transfers over `route` (link indices, weight 1) with the reverse
+    /// route `back_route` (weight 0.05 when `network/crosstraffic` is on, ignored otherwise) and
+    /// the route's raw latency `route_latency_secs` (s): the merged elements, the penalty and the
+    /// bound of the parent module's doc (SimGrid 3.32 `network/weight-S`, `network/TCP-gamma`).
+    /// O(links²) once; the path lives as long as the engine.
+    pub fn add_path(
+        &mut self,
+        route: &[u32],
+        back_route: &[u32],
+        route_latency_secs: f64,
+    ) -> PathId {
+        let l = route_latency_secs;
+        let mut penalty = l;
+        if self.net.weight_s_bytes > 0.0 {
+            penalty += route
+                .iter()
+                .map(|&k| self.net.weight_s_bytes / self.link_bw[k as usize])
+                .sum::<f64>();
+        }
+        let mut bound = route
+            .iter()
+            .map(|&k| self.link_bw[k as usize])
+            .fold(-1.0f64, |b, bw| if b < 0.0 || bw < b { bw } else { b });
+        if l > 0.0 {
+            let gamma = self.net.tcp_gamma_bytes / (2.0 * l);
+            bound = if bound < 0.0 { gamma } else { bound.min(gamma) };
+        }
+        let back_route = if self.net.crosstraffic {
+            back_route
+        } else {
+            &[]
+        };
+        let link_cnst = &self.link_cnst;
+        let start = self.paths.elems.len();
+        self.lmm.merge_elements(
+            route
+                .iter()
+                .map(|&k| (link_cnst[k as usize], 1.0))
+                .chain(back_route.iter().map(|&k| (link_cnst[k as usize], 0.05))),
+            &mut self.paths.elems,
+        );
+        self.paths.list.push(Path {
+            latency_secs: l,
+            penalty,
+            bound,
+            start: start as u32,
+            len: (self.paths.elems.len() - start) as u32,
+        });
+        PathId(self.paths.list.len() as u32 - 1)
+    }
+
+    /// Starts transferring `bytes` over `route`: [`Engine::start_path_comm`] on the path of
+    /// `route`, `back_route` and `route_latency_secs` ([`Engine::add_path`]), made at the first
+    /// call with these links and latency and found in a map afterwards.
+    pub fn start_comm(
+        &mut self,
+        route: &[u32],
+        back_route: &[u32],
+        route_latency_secs: f64,
+        bytes: f64,
+    ) -> ActivityId {
+        let key = (
+            route.to_vec(),
+            back_route.to_vec(),
+            route_latency_secs.to_bits(),
+        );
+        let path = match self.paths.interned.get(&key) {
+            Some(&p) => p,
+            None => {
+                let p = self.add_path(route, back_route, route_latency_secs);
+                self.paths.interned.insert(key, p);
+                p
+            }
+        };
+        self.start_path_comm(path, bytes)
+    }
+
+    /// Starts transferring `bytes` (payload and envelope) over `path`: a latency phase of
+    /// `lat_factor(bytes) · L` seconds, then a variable with the path's penalty, bound and
+    /// elements draining at `bw_factor(bytes)` times its share (parent module's doc; with no
+    /// latency phase the penalty is 1, SimGrid 3.32's quirk).
+    pub fn start_path_comm(&mut self, path: PathId, bytes: f64) -> ActivityId {
+        let p = &self.paths.list[path.0 as usize];
+        let (l, penalty) = (p.latency_secs, p.penalty);
+        let bw_factor = self.net.bw_factor.factor(bytes);
+        let latency = l * self.net.lat_factor.factor(bytes);
+        if latency > 0.0 {
+            // The variable is made when the latency phase ends (`end_latency`).
+            let id = self.alloc(Activity {
+                rate_factor: bw_factor,
+                penalty_after_latency: penalty,
+                path: path.0,
+                ..Activity::new(Phase::Latency, None, bytes, self.now)
+            });
+            self.heap.set(id.0, self.now + latency);
+            return id;
+        }
+        let id = self.alloc(Activity {
+            rate_factor: bw_factor,
+            penalty_after_latency: penalty,
+            path: path.0,
+            ..Activity::new(Phase::Running, None, bytes, self.now)
+        });
+        self.begin_transfer(id.0, 1.0);
+        id
+    }
+
+    /// Gives transfer `a` its variable: penalty `penalty` and its path's bound and elements.
+    pub(super) fn begin_transfer(&mut self, a: u32, penalty: f64) {
+        let p = &self.paths.list[self.acts[a as usize].path as usize];
+        let elems = &self.paths.elems[p.start as usize..(p.start + p.len) as usize];
+        let var = self.lmm.add_variable_merged(penalty, p.bound, elems);
+        self.acts[a as usize].var = Some(var);
+        self.bind_var(var, ActivityId(a));
+    }
+}
