@@ -106,6 +106,11 @@ impl System {
         for j in 0..self.vars[v as usize].elems.len() {
             let el = self.elems[self.vars[v as usize].elems[j] as usize];
             let c = el.cnst;
+            if let (Some(h), true) = (hub, fx) {
+                if self.member_on_clean(h, c, el.weight, p, sign) {
+                    continue;
+                }
+            }
             if self.cnsts[c as usize].reg.cut {
                 self.cut_registration(v, self.vars[v as usize].elems[j], sign);
             }
@@ -183,6 +188,87 @@ impl System {
             }
             self.cnst_attach(c);
         }
+    }
+
+    /// The common cases of [`System::apply_registration`], in one pass over `c`: a member of
+    /// hub `h` (with finite terms) on an uncut SHARED constraint that carries no variable outside
+    /// a hub and no other hub's member, (a) arriving on a constraint with no registered variable
+    /// (the constraint becomes a clean neighbour of `h`), (b) arriving or leaving among other
+    /// members of `h` (it stays clean), or (c) the last member leaving (nothing registered is
+    /// left). Each is the general case's count, member, neighbour and usage updates, offer
+    /// floor, dirty mark and count check, without the unclean bookkeeping that cannot change
+    /// (same values; `recompute_usage` of a constraint whose only registered variable is this
+    /// one is its one term). Returns `false`, changing nothing, in any other case.
+    #[inline]
+    fn member_on_clean(&mut self, h: u32, c: u32, weight: f64, p: f64, sign: i32) -> bool {
+        let cn = &mut self.cnsts[c as usize];
+        let reg = &mut cn.reg;
+        if cn.sharing != Sharing::Shared || reg.cut || reg.n_unhubbed != 0 {
+            return false;
+        }
+        let t = usage_term(weight, p).expect("checked at registration");
+        match (reg.hubs.len(), sign > 0) {
+            // (a) the first registered variable: `h`'s new clean neighbour (or its own hub).
+            (0, true) if reg.n_active == 0 && reg.hub.is_none_or(|own| own == h) => {
+                let hub = &mut self.hubs.list[h as usize];
+                let pos = if hub.cnst == c {
+                    u32::MAX
+                } else {
+                    hub.neighbours.push(c);
+                    hub.neighbours.len() as u32 - 1
+                };
+                reg.n_active = 1;
+                reg.hubs.push(HubEntry {
+                    hub: h,
+                    members: 1,
+                    pos,
+                    grouped: ExactSum::default(),
+                });
+                reg.usage = ExactSum::default();
+                reg.usage.add(t);
+            }
+            (1, _) if reg.hubs[0].hub == h => {
+                if sign > 0 {
+                    reg.n_active += 1;
+                    reg.hubs[0].members += 1;
+                    reg.usage.add(t);
+                } else if reg.hubs[0].members > 1 {
+                    reg.n_active -= 1;
+                    reg.hubs[0].members -= 1;
+                    reg.usage.add(-t);
+                } else {
+                    // (c) the last one leaves: no offer, no hub entry.
+                    let pos = reg.hubs[0].pos;
+                    reg.n_active -= 1;
+                    reg.hubs.clear();
+                    if !reg.tracked() || reg.n_active == 0 {
+                        reg.usage = ExactSum::default();
+                    } else {
+                        reg.usage.add(-t);
+                    }
+                    if pos != u32::MAX {
+                        self.remove_neighbour(h, pos);
+                    }
+                    self.count_changed(c);
+                    return true;
+                }
+            }
+            _ => return false,
+        }
+        let usage = reg.usage.value();
+        let offer = if usage > 0.0 {
+            cn.capacity / usage
+        } else {
+            f64::INFINITY
+        };
+        let exception_of = reg.exception_of;
+        let hub = &mut self.hubs.list[h as usize];
+        if hub.cnst != c && exception_of != h {
+            hub.offer_floor = hub.offer_floor.min(offer);
+        }
+        self.hubs.mark_dirty(h);
+        self.count_changed(c);
+        true
     }
 
     /// Σ w/p over the registered variables of `c` with finite terms, from scratch.
