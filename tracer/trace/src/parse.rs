@@ -81,6 +81,19 @@ pub fn number(tok: &str) -> Option<f64> {
     tok.parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
+/// The value of a field of 1 to 18 ASCII digits (no sign), the common case of integer fields,
+/// without the general parser; `None` for anything else (then parsed, or rejected, by nom).
+fn plain_digits(tok: &str) -> Option<u64> {
+    let b = tok.as_bytes();
+    if b.is_empty() || b.len() > 18 || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        b.iter()
+            .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0')),
+    )
+}
+
 /// Decodes the rank field only (`3` or `p3`); used to skip other ranks' lines in a shared file
 /// without decoding their actions.
 pub fn rank_field(tok: &str) -> Result<(Rank, Dialect), TraceErrorKind> {
@@ -88,6 +101,9 @@ pub fn rank_field(tok: &str) -> Result<(Rank, Dialect), TraceErrorKind> {
         Some(rest) => (rest, Dialect::Seed),
         None => (tok, Dialect::SimGrid),
     };
+    if let Some(r) = plain_digits(digits).and_then(|v| Rank::try_from(v).ok()) {
+        return Ok((r, dialect));
+    }
     all_consuming(uint32::<_, ()>)(digits)
         .map(|(_, r)| (r, dialect))
         .map_err(|_| TraceErrorKind::BadRank(tok.to_string()))
@@ -254,6 +270,10 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
 
     fn int(&mut self, what: &str) -> Result<i64, TraceErrorKind> {
         let tok = self.next_tok(what)?;
+        if let Some(v) = plain_digits(tok) {
+            // At most 18 digits: below 10^18 < i64::MAX.
+            return Ok(v as i64);
+        }
         all_consuming(int64::<_, ()>)(tok)
             .map(|(_, v)| v)
             .map_err(|_| self.malformed(format!("<{what}> must be an integer, found '{tok}'")))
@@ -712,6 +732,33 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The digits fast path of integer fields decodes what nom decodes and rejects what it
+        /// rejects: ranks (u32, `p` prefix or not) and tags (i32), over digit strings of any
+        /// length (overflow included), signed and malformed tokens.
+        #[test]
+        fn integer_fast_path_agrees_with_nom(tok in "[-+p]?[0-9]{1,21}|[0-9a-z+-]{0,4}") {
+            let nom_rank = {
+                let (digits, dialect) = match tok.strip_prefix('p') {
+                    Some(rest) => (rest, Dialect::Seed),
+                    None => (tok.as_str(), Dialect::SimGrid),
+                };
+                all_consuming(uint32::<_, ()>)(digits).map(|(_, r)| (r, dialect)).ok()
+            };
+            prop_assert_eq!(rank_field(&tok).ok(), nom_rank);
+            let nom_tag = all_consuming(int64::<_, ()>)(tok.as_str())
+                .ok()
+                .and_then(|(_, v)| i32::try_from(v).ok());
+            let line = format!("0 send 1 {tok} 10");
+            let ours = match parse_line(&line, 4) {
+                Ok(Some(Record { action: Action::Send { tag, .. }, .. })) => Some(tag),
+                _ => None,
+            };
+            prop_assert_eq!(ours, nom_tag);
+        }
+    }
 
     fn one(line: &str) -> Action {
         parse_line(line, 4).unwrap().unwrap().action
