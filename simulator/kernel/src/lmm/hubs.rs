@@ -116,6 +116,8 @@ pub(super) struct CnstReg {
     slot: u32,
     /// The constraint is a hub cut from its component (`cut`): the general path ignores it.
     pub(super) cut: bool,
+    /// While dormant: the constraint is in the crowded period's list (`dormant`).
+    crowded: bool,
 }
 
 /// One hub's members on a constraint ([`CnstReg::hubs`]).
@@ -146,6 +148,7 @@ impl Default for CnstReg {
             exception_of: NO_HUB,
             slot: 0,
             cut: false,
+            crowded: false,
         }
     }
 }

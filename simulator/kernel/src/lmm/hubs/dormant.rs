@@ -113,7 +113,10 @@ impl Crowding {
         let needed = self.start_active + (self.activations - self.start_activations);
         self.wake_at_once = self.walked > self.ratio.saturating_mul(needed);
         self.open = false;
-        self.crowd.clear();
+        debug_assert!(
+            self.crowd.is_empty(),
+            "closed with crowded constraints listed"
+        );
     }
 }
 
@@ -133,12 +136,17 @@ impl System {
         }
         let mut crowd = std::mem::take(&mut self.hubs.crowding.crowd);
         for &c in modified {
-            let cn = &self.cnsts[c as usize];
-            if cn.sharing == Sharing::Shared && cn.n_active >= on && !crowd.contains(&c) {
+            let cn = &mut self.cnsts[c as usize];
+            if cn.sharing == Sharing::Shared && cn.n_active >= on && !cn.reg.crowded {
+                cn.reg.crowded = true;
                 crowd.push(c);
             }
         }
-        crowd.retain(|&c| self.cnsts[c as usize].n_active >= off);
+        crowd.retain(|&c| {
+            let cn = &mut self.cnsts[c as usize];
+            cn.reg.crowded = cn.n_active >= off;
+            cn.reg.crowded
+        });
         let crowded = crowd.iter().any(|&c| self.cnsts[c as usize].n_active >= on);
         let cr = &mut self.hubs.crowding;
         cr.crowd = crowd;
@@ -174,8 +182,14 @@ impl System {
         }
     }
 
-    /// Leaves the dormant state: registers every active variable.
+    /// Leaves the dormant state: registers every active variable. (The period stays open; its
+    /// list of crowded constraints is a dormant state's and is dropped.)
     fn wake(&mut self) {
+        for i in 0..self.hubs.crowding.crowd.len() {
+            let c = self.hubs.crowding.crowd[i];
+            self.cnsts[c as usize].reg.crowded = false;
+        }
+        self.hubs.crowding.crowd.clear();
         self.hubs.dormant = false;
         for i in 0..self.active_vars.len() {
             self.register(self.active_vars[i]);
