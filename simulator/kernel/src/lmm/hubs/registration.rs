@@ -19,6 +19,23 @@
 use super::{usage_term, ExactSum, Hub, HubEntry, NO_HUB};
 use crate::lmm::{Sharing, System, VarId};
 
+/// The entry of hub `h` (`hub`) on constraint `c` for its first member there: `c` joins the
+/// hub's neighbours unless it is the hub's own constraint.
+fn first_member_entry(hub: &mut Hub, h: u32, c: u32) -> HubEntry {
+    let pos = if hub.cnst == c {
+        u32::MAX
+    } else {
+        hub.neighbours.push(c);
+        hub.neighbours.len() as u32 - 1
+    };
+    HubEntry {
+        hub: h,
+        members: 1,
+        pos,
+        grouped: ExactSum::default(),
+    }
+}
+
 impl System {
     pub(in crate::lmm) fn want_registration(&mut self, v: u32) {
         if self.hubs.dormant {
@@ -157,19 +174,8 @@ impl System {
                     }
                     None => {
                         debug_assert!(sign > 0, "unregistering a hub member never seen here");
-                        let hub = &mut self.hubs.list[h as usize];
-                        let pos = if hub.cnst == c {
-                            u32::MAX
-                        } else {
-                            hub.neighbours.push(c);
-                            hub.neighbours.len() as u32 - 1
-                        };
-                        reg.hubs.push(HubEntry {
-                            hub: h,
-                            members: 1,
-                            pos,
-                            grouped: ExactSum::default(),
-                        });
+                        reg.hubs
+                            .push(first_member_entry(&mut self.hubs.list[h as usize], h, c));
                         if reg.cut {
                             self.hubs.list[h as usize].cut_neighbours.push(c);
                         }
@@ -210,20 +216,9 @@ impl System {
         match (reg.hubs.len(), sign > 0) {
             // (a) the first registered variable: `h`'s new clean neighbour (or its own hub).
             (0, true) if reg.n_active == 0 && reg.hub.is_none_or(|own| own == h) => {
-                let hub = &mut self.hubs.list[h as usize];
-                let pos = if hub.cnst == c {
-                    u32::MAX
-                } else {
-                    hub.neighbours.push(c);
-                    hub.neighbours.len() as u32 - 1
-                };
                 reg.n_active = 1;
-                reg.hubs.push(HubEntry {
-                    hub: h,
-                    members: 1,
-                    pos,
-                    grouped: ExactSum::default(),
-                });
+                reg.hubs
+                    .push(first_member_entry(&mut self.hubs.list[h as usize], h, c));
                 reg.usage = ExactSum::default();
                 reg.usage.add(t);
             }
