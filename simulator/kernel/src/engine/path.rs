@@ -45,6 +45,14 @@ pub(super) struct Paths {
     interned: FxHashMap<(Vec<u32>, Vec<u32>, u64), PathId>,
 }
 
+impl Paths {
+    /// How many paths there are.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.list.len()
+    }
+}
+
 impl Engine {
     /// Prepares the path of transfers over `route` (link indices, weight 1) with the reverse
     /// route `back_route` (weight 0.05 when `network/crosstraffic` is on, ignored otherwise) and

@@ -207,6 +207,41 @@ fn cluster_run(
     dates
 }
 
+/// A transfer path as `engine/path.rs`'s doc derives it: route up_0, B, down_1 and reverse
+/// route up_1, B, down_0 on 125 MB/s private links and a 2.25 GB/s backbone, L = 600 µs. A flow
+/// of P = 1e6 B alone gets x = min(125e6 / 1 on up_0, 2.25e9 / 1.05 on B, bound 125e6) =
+/// 125e6 B/s and drains at bw_factor(P) = 0.940694 times that after a latency phase of
+/// lat_factor(P) × L = 11.6436 × 600e-6 s (SMPI defaults). `start_comm` with the same links
+/// reuses the path and gives the same date.
+#[test]
+fn a_path_gives_the_derived_date_and_is_made_once() {
+    let mut e = Engine::new(NetworkConfig::default());
+    let (up0, up1) = (e.add_link(125e6, false), e.add_link(125e6, false));
+    let (down0, down1) = (e.add_link(125e6, false), e.add_link(125e6, false));
+    let bb = e.add_link(2.25e9, false);
+    let (route, back) = ([up0, bb, down1], [up1, bb, down0]);
+    let path = e.add_path(&route, &back, 600e-6);
+    let expected = 11.6436 * 600e-6 + 1e6 / (0.940694 * 125e6);
+    let mut done = Vec::new();
+    e.start_path_comm(path, 1e6);
+    while done.is_empty() && e.step(&mut done) {}
+    assert_eq!(done.len(), 1);
+    assert!(rel(e.now(), expected) < 1e-12, "{} vs {expected}", e.now());
+    let t0 = e.now();
+    e.start_comm(&route, &back, 600e-6, 1e6);
+    e.start_comm(&route, &back, 600e-6, 1e6);
+    done.clear();
+    while done.len() < 2 && e.step(&mut done) {}
+    // Two flows now share up_0 (125e6 / 2 each, B offers 2.25e9 / 2.1 more).
+    let two = 11.6436 * 600e-6 + 1e6 / (0.940694 * 125e6 / 2.0);
+    assert!(rel(e.now() - t0, two) < 1e-12, "{} vs {two}", e.now() - t0);
+    assert_eq!(
+        e.paths.len(),
+        2,
+        "the path made by add_path and one interned by start_comm"
+    );
+}
+
 /// Hand-derived group run: 40 flows of 1 MB between distinct host pairs on a 40-host cluster
 /// (backbone 1 GB/s, private links 125 MB/s, route latency 600 µs), all starting at 0. P =
 /// 1e6 B is above 65472 B, so bw_factor 0.940694 and lat_factor 11.6436 (SMPI defaults); every
