@@ -83,6 +83,17 @@ pub enum Sharing {
     FatPipe,
 }
 
+impl Sharing {
+    /// A variable's weight `weight` on a constraint of this sharing after it consumes `more` of
+    /// it again: the sum (SHARED) or the larger (FATPIPE), as SimGrid's `System::expand`.
+    fn merged(self, weight: f64, more: f64) -> f64 {
+        match self {
+            Sharing::Shared => weight + more,
+            Sharing::FatPipe => weight.max(more),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Cnst {
     capacity: f64,
@@ -273,10 +284,7 @@ impl System {
         let start = out.len();
         for (cnst, weight) in elems {
             match out[start..].iter_mut().find(|(c, _)| *c == cnst) {
-                Some((_, w)) => match self.cnsts[cnst.0 as usize].sharing {
-                    Sharing::Shared => *w += weight,
-                    Sharing::FatPipe => *w = w.max(weight),
-                },
+                Some((_, w)) => *w = self.cnsts[cnst.0 as usize].sharing.merged(*w, weight),
                 None => out.push((cnst, weight)),
             }
         }
@@ -318,10 +326,9 @@ impl System {
     /// `System::expand` on a constraint the variable already uses.
     fn merge_weight(&mut self, e: u32, weight: f64) {
         let el = &mut self.elems[e as usize];
-        match self.cnsts[el.cnst as usize].sharing {
-            Sharing::Shared => el.weight += weight,
-            Sharing::FatPipe => el.weight = el.weight.max(weight),
-        }
+        el.weight = self.cnsts[el.cnst as usize]
+            .sharing
+            .merged(el.weight, weight);
     }
 
     /// A new element of `var` on `cnst`, in the active prefix if `active`; the constraint is
