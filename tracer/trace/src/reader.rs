@@ -13,6 +13,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::action::{Action, CommId, Rank};
 use crate::error::{TraceError, TraceErrorKind};
+use crate::lines::LineReader;
 use crate::parse::{fields, parse_line_in, rank_field};
 use crate::stream::{ActionStream, Event, TraceSet};
 
@@ -151,18 +152,16 @@ impl TraceSource {
             Ok(m) => m.len(),
             Err(_) => u64::MAX,
         };
-        // A buffer no larger than the file: thousands of small rank files read in one call
+        // A block no larger than the file: thousands of small rank files read in one call
         // each, without 64 KiB apiece of buffers.
-        let capacity = len.saturating_add(1).clamp(4096, 64 * 1024) as usize;
+        let block = len.saturating_add(1).clamp(4096, 64 * 1024) as usize;
         Ok(RankReader {
-            reader: BufReader::with_capacity(capacity, file),
+            lines: LineReader::new(file, block),
             path,
             rank,
             nranks,
             shared,
             line_no: 0,
-            offset: 0,
-            bytes: Vec::new(),
             foreign_lines: 0,
             comm_sizes: HashMap::default(),
         })
@@ -186,19 +185,15 @@ fn looks_like_action(line: &str) -> bool {
     matches!((f.next().map(rank_field), f.next()), (Some(Ok(_)), Some(_)))
 }
 
-/// A rank's action stream, decoded line by line. Memory is one line buffer.
+/// A rank's action stream, decoded line by line. Memory is one block of the file ([`LineReader`]).
 #[derive(Debug)]
 pub struct RankReader {
-    reader: BufReader<File>,
+    lines: LineReader<File>,
     path: PathBuf,
     rank: Rank,
     nranks: u32,
     shared: bool,
     line_no: u64,
-    /// Bytes read so far (where the next line starts).
-    offset: u64,
-    /// The current line's bytes.
-    bytes: Vec<u8>,
     foreign_lines: u64,
     /// Size of each communicator this rank defined with `comm_def`.
     comm_sizes: HashMap<CommId, u32>,
@@ -222,20 +217,12 @@ impl RankReader {
     /// communicator id defined twice, located at `file:line`.
     pub fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            self.bytes.clear();
-            let n = self
-                .reader
-                .read_until(b'\n', &mut self.bytes)
-                .map_err(|e| {
-                    TraceError::new(&self.path, self.line_no + 1, TraceErrorKind::Io(e))
-                })?;
-            if n == 0 {
-                return Ok(None);
-            }
+            let line = match self.lines.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => return Ok(None),
+                Err(k) => return Err(TraceError::new(&self.path, self.line_no + 1, k)),
+            };
             self.line_no += 1;
-            let line = utf8_line(&self.bytes, self.offset)
-                .map_err(|k| TraceError::new(&self.path, self.line_no, k))?;
-            self.offset += n as u64;
             if self.shared {
                 // Skip other ranks' lines without decoding their actions.
                 let first = fields(line.trim()).next();
