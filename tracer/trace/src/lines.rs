@@ -96,6 +96,7 @@ impl<R: Read> LineReader<R> {
         bytes.drain(..self.pos);
         self.text_offset += self.pos as u64;
         self.pos = 0;
+        let carried = self.carry.len();
         bytes.append(&mut self.carry);
         let old = bytes.len();
         bytes.resize(old + self.block, 0);
@@ -104,7 +105,9 @@ impl<R: Read> LineReader<R> {
                 Ok(n) => break n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => {
+                    // Back to the state before the read: the text, and the carried bytes aside.
                     bytes.truncate(old);
+                    self.carry = bytes.split_off(old - carried);
                     self.text = String::from_utf8(bytes).unwrap_or_default();
                     return Err(TraceErrorKind::Io(e));
                 }
@@ -205,6 +208,33 @@ mod tests {
         assert_eq!(got.len(), 41);
         let err = got[40].as_ref().unwrap_err();
         assert!(err.contains("0xfe") && err.contains("offset 80"), "{err}");
+    }
+
+    /// Reads its parts one per call, an `Err` part as an I/O error.
+    struct Parts(Vec<Result<&'static [u8], ()>>);
+
+    impl Read for Parts {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if self.0.is_empty() {
+                return Ok(0);
+            }
+            match self.0.remove(0) {
+                Ok(p) => {
+                    buf[..p.len()].copy_from_slice(p);
+                    Ok(p.len())
+                }
+                Err(()) => Err(std::io::Error::other("disk error")),
+            }
+        }
+    }
+
+    #[test]
+    fn an_io_error_is_returned_and_loses_nothing_read_before() {
+        // "a" and the first byte of 'é' (0xc3 0xa9) are read, then the read fails.
+        let mut r = LineReader::new(Parts(vec![Ok(b"a\xc3"), Err(()), Ok(b"\xa9\n")]), 64);
+        assert!(matches!(r.next_line(), Err(TraceErrorKind::Io(_))));
+        assert_eq!(r.next_line().unwrap(), Some("aé\n"));
+        assert_eq!(r.next_line().unwrap(), None);
     }
 
     #[test]
