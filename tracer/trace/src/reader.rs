@@ -6,7 +6,6 @@
 //! per-rank files named by the deployment's `<argument>`s.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap as HashMap;
@@ -43,21 +42,15 @@ impl TraceSource {
                 TraceErrorKind::IsDirectory(path.to_path_buf()),
             ));
         }
-        let mut reader = BufReader::new(File::open(path).map_err(io)?);
+        let mut lines = LineReader::new(File::open(path).map_err(io)?, 64 * 1024);
         let base = path.parent().unwrap_or(Path::new(""));
         let mut entries = Vec::new();
-        let mut bytes = Vec::new();
-        let mut offset = 0u64;
         for i in 0u64.. {
-            bytes.clear();
-            let n = reader
-                .read_until(b'\n', &mut bytes)
-                .map_err(|e| TraceError::new(path, i + 1, TraceErrorKind::Io(e)))?;
-            if n == 0 {
-                break;
-            }
-            let line = utf8_line(&bytes, offset).map_err(|k| TraceError::new(path, i + 1, k))?;
-            offset += n as u64;
+            let line = match lines.next_line() {
+                Ok(Some(line)) => line,
+                Ok(None) => break,
+                Err(k) => return Err(TraceError::new(path, i + 1, k)),
+            };
             let trimmed = line.trim();
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
@@ -166,18 +159,6 @@ impl TraceSource {
             comm_sizes: HashMap::default(),
         })
     }
-}
-
-/// A line's text, or where its first byte that is not UTF-8 lies (`start`: the line's offset in
-/// the file).
-fn utf8_line(bytes: &[u8], start: u64) -> Result<&str, TraceErrorKind> {
-    std::str::from_utf8(bytes).map_err(|e| {
-        let at = e.valid_up_to();
-        TraceErrorKind::NotUtf8 {
-            byte: bytes[at],
-            offset: start + at as u64,
-        }
-    })
 }
 
 fn looks_like_action(line: &str) -> bool {
