@@ -74,6 +74,11 @@ pub struct CnstId(pub u32);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct VarId(pub u32);
 
+/// An element list prepared once for many variables ([`System::add_shape`]): a transfer path's
+/// merged route and reverse route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ShapeId(pub u32);
+
 /// How a constraint adds up its variables' consumptions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sharing {
@@ -128,6 +133,10 @@ struct Var {
     reg: hubs::VarReg,
     /// Local number in the component whose memo key is being built ([`memo`]).
     memo_slot: u32,
+    /// The shape its elements were made from ([`System::add_variable_shaped`]), while they
+    /// are still exactly the shape's; [`NONE`] otherwise. The memo key names the shape
+    /// instead of listing the elements.
+    shape: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -156,6 +165,9 @@ pub struct System {
     /// stay 24 bytes.
     elem_charged: Vec<f64>,
     free_elems: Vec<u32>,
+    /// Shapes ([`System::add_shape`]): each one's `shape_elems[start..start + len]`.
+    shapes: Vec<(u32, u32)>,
+    shape_elems: Vec<(CnstId, f64)>,
     modified: Vec<u32>,
     epoch: u32,
     full_solve: bool,
@@ -228,6 +240,7 @@ impl System {
             active_pos: NONE,
             reg: hubs::VarReg::default(),
             memo_slot: 0,
+            shape: NONE,
         };
         let id = match self.free_vars.pop() {
             Some(i) => {
@@ -313,6 +326,41 @@ impl System {
         var
     }
 
+    /// Prepares the element list `elems` (each constraint at most once, as
+    /// [`System::merge_elements`] gives them) for [`System::add_variable_shaped`]. O(elements);
+    /// the shape lives as long as the system.
+    pub fn add_shape(&mut self, elems: &[(CnstId, f64)]) -> ShapeId {
+        let start = self.shape_elems.len() as u32;
+        self.shape_elems.extend_from_slice(elems);
+        self.shapes.push((start, elems.len() as u32));
+        ShapeId(self.shapes.len() as u32 - 1)
+    }
+
+    /// The elements of shape `shape`.
+    pub fn shape_elems(&self, shape: ShapeId) -> &[(CnstId, f64)] {
+        let (start, len) = self.shapes[shape.0 as usize];
+        &self.shape_elems[start as usize..(start + len) as usize]
+    }
+
+    /// [`System::add_variable_merged`] with the elements of `shape`: the same system, and the
+    /// variable remembers its shape, so that a memo key names the shape in one word instead of
+    /// listing the elements (`memo`) until an [`System::expand`] changes them. O(elements).
+    pub fn add_variable_shaped(&mut self, penalty: f64, bound: f64, shape: ShapeId) -> VarId {
+        let var = self.add_variable(penalty, bound);
+        let active = penalty > 0.0;
+        let (start, len) = self.shapes[shape.0 as usize];
+        for i in start..start + len {
+            let (cnst, weight) = self.shape_elems[i as usize];
+            debug_assert!(
+                self.elem_on(var, cnst).is_none(),
+                "add_variable_shaped: a constraint named twice"
+            );
+            self.new_elem(cnst, var, weight, active);
+        }
+        self.vars[var.0 as usize].shape = shape.0;
+        var
+    }
+
     /// `var`'s element on `cnst`, if it has one.
     fn elem_on(&self, var: VarId, cnst: CnstId) -> Option<u32> {
         self.vars[var.0 as usize]
@@ -366,6 +414,7 @@ impl System {
     /// O(elements of `var`).
     pub fn expand(&mut self, cnst: CnstId, var: VarId, weight: f64) {
         self.unregister(var.0, false);
+        self.vars[var.0 as usize].shape = NONE;
         let active = self.vars[var.0 as usize].penalty > 0.0;
         if active {
             self.want_registration(var.0);

@@ -15,7 +15,7 @@
 //! 7.443e-4 s; bound min(1.25e8, 4194304 / (2 × 600e-6)) = 1.25e8 B/s.
 
 use super::{Activity, ActivityId, Engine, Phase};
-use crate::lmm::CnstId;
+use crate::lmm::{CnstId, ShapeId};
 use rustc_hash::FxHashMap;
 
 /// A path made by [`Engine::add_path`].
@@ -31,15 +31,16 @@ pub(super) struct Path {
     penalty: f64,
     /// `min(min_i B_i, γ/(2L))` in B/s; negative: none (no link and no latency).
     bound: f64,
-    /// Its elements: `Engine::path_elems[start..start + len]`, one per constraint.
-    start: u32,
-    len: u32,
+    /// Its elements, one per constraint, as a shape of the max-min system (so that a memo key
+    /// names the path's elements in one word, `lmm::memo`).
+    shape: ShapeId,
 }
 
 /// The paths of an engine and the arena of their elements.
 #[derive(Debug, Default)]
 pub(super) struct Paths {
     list: Vec<Path>,
+    /// Scratch for merging a new path's elements.
     elems: Vec<(CnstId, f64)>,
     /// Paths made by [`Engine::start_comm`], by (route, reverse route, latency bits).
     interned: FxHashMap<(Vec<u32>, Vec<u32>, u64), PathId>,
@@ -87,7 +88,7 @@ impl Engine {
             &[]
         };
         let link_cnst = &self.link_cnst;
-        let start = self.paths.elems.len();
+        self.paths.elems.clear();
         self.lmm.merge_elements(
             route
                 .iter()
@@ -95,12 +96,12 @@ impl Engine {
                 .chain(back_route.iter().map(|&k| (link_cnst[k as usize], 0.05))),
             &mut self.paths.elems,
         );
+        let shape = self.lmm.add_shape(&self.paths.elems);
         self.paths.list.push(Path {
             latency_secs: l,
             penalty,
             bound,
-            start: start as u32,
-            len: (self.paths.elems.len() - start) as u32,
+            shape,
         });
         PathId(self.paths.list.len() as u32 - 1)
     }
@@ -164,8 +165,7 @@ impl Engine {
     /// Gives transfer `a` its variable: penalty `penalty` and its path's bound and elements.
     pub(super) fn begin_transfer(&mut self, a: u32, penalty: f64) {
         let p = &self.paths.list[self.acts[a as usize].path as usize];
-        let elems = &self.paths.elems[p.start as usize..(p.start + p.len) as usize];
-        let var = self.lmm.add_variable_merged(penalty, p.bound, elems);
+        let var = self.lmm.add_variable_shaped(penalty, p.bound, p.shape);
         self.acts[a as usize].var = Some(var);
         self.bind_var(var, ActivityId(a));
     }

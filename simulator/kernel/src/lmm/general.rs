@@ -49,8 +49,7 @@ impl System {
             head += 1;
             if memo_on {
                 let cn = &self.cnsts[c];
-                self.memo
-                    .push_constraint(c as u32, cn.n_active, cn.capacity, cn.sharing);
+                self.memo.push_constraint(c as u32, cn.n_active);
             }
             for k in 0..self.cnsts[c].n_active as usize {
                 let v = self.elems[self.cnsts[c].elems[k] as usize].var as usize;
@@ -72,15 +71,21 @@ impl System {
                     "a group's variable is reachable only through its clean region"
                 );
                 var.mark = epoch;
+                // A shaped variable's elements are named by its shape (`memo`).
+                let list_elems = memo_on && var.shape == NONE;
                 if memo_on {
-                    var.memo_slot =
-                        self.memo
-                            .new_var(v as u32, var.penalty, var.bound, var.elems.len());
+                    var.memo_slot = self.memo.new_var(
+                        v as u32,
+                        var.penalty,
+                        var.bound,
+                        var.elems.len(),
+                        var.shape,
+                    );
                 }
                 for j in 0..self.vars[v].elems.len() {
                     let el = &self.elems[self.vars[v].elems[j] as usize];
                     let c2 = el.cnst;
-                    if memo_on {
+                    if list_elems {
                         self.memo.push2(u64::from(c2), el.weight.to_bits());
                     }
                     let cn = &mut self.cnsts[c2 as usize];

@@ -13,16 +13,25 @@
 //! # The key
 //! Everything the filling reads, in the order it reads it, with variables renamed by order of
 //! first appearance (so a flow of the next iteration, in another variable slot, matches):
-//! for each constraint of the component in collection order, its index, active-element count,
-//! capacity and sharing, then for each active element its variable's local number; a variable
-//! seen for the first time also writes its penalty, bound and elements (constraint, weight) in
-//! its own order (the order in which fixing it updates its constraints). Bits, not values, are
-//! keyed. Entries are found by the key's 128-bit XXH3 digest and the key itself is not kept:
+//! for each constraint of the component in collection order, its index and active-element
+//! count (its capacity and sharing are fixed when it is made, so the index stands for them),
+//! then for each active element its variable's local number; a variable seen for the first time
+//! also writes its penalty, bound and elements (constraint, weight) in its own order (the order
+//! in which fixing it updates its constraints), or, when its elements are still exactly those
+//! of the shape it was made from (`System::add_variable_shaped`: a transfer path's), the
+//! shape's number, which stands for the same list. Bits, not values, are keyed. Entries are
+//! found by the key's 128-bit XXH3 digest and the key itself is not kept:
 //! a fat-tree component's key is 20 kB, and comparing it on every hit missed the cache more
 //! than the filling it saved. Two different keys share a digest with probability about 2^-128
 //! per pair (10^-32 for a run's thousands of shapes), far below the odds of a memory error;
 //! apart from that a hit gives exactly the values the filling would give, bit for bit, so
 //! results never depend on the memo (`set_selective(false)`, the reference, turns it off).
+//!
+//! Example: a ring flow with cross-traffic has 5 elements. Listed, its first appearance writes
+//! 4 header words and 10 element words; shaped, 4 words. A 16-flow component of 33
+//! constraints: 33 constraint words, 80 element references and 16 × 14 = 224 variable words
+//! (337) against 33 + 80 + 64 = 177 words (the constraint headers held their capacity too
+//! before: 370).
 //!
 //! # Cost and bounds
 //! The key is written by the walk that collects the component (`System::collect`), so a
@@ -43,7 +52,7 @@
 //! the same components come back (other variable slots, same local numbering): 7,967 of the
 //! 7,999 solves are hits, and the replay executes 5 % fewer instructions.
 
-use super::Sharing;
+use super::NONE;
 use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -58,6 +67,9 @@ pub const MIN_HIT_DIVISOR: u32 = 8;
 const NEW_VAR: u64 = 1 << 63;
 /// The key word of an element whose variable has penalty 0 (the filling skips it).
 pub(super) const INACTIVE: u64 = u64::MAX;
+/// In a new variable's last header word: the elements are those of the shape in the low bits
+/// (none follow); without it the word is the number of element words that follow.
+const SHAPED: u64 = 1 << 63;
 
 /// A filling's result: each variable's value and whether the filling fixed it, by local number.
 struct Entry {
@@ -72,8 +84,8 @@ pub(super) struct SolveMemo {
     index: FxHashMap<u128, u32>,
     entries: Vec<Entry>,
     words: usize,
-    /// The key being built: its words, little-endian.
-    key: Vec<u8>,
+    /// The key being built.
+    key: Vec<u64>,
     digest: u128,
     /// The component's variables by local number.
     pub(super) vars: Vec<u32>,
@@ -124,48 +136,53 @@ impl SolveMemo {
     /// Appends one word to the key.
     #[inline]
     pub(super) fn push(&mut self, w: u64) {
-        self.key.extend_from_slice(&w.to_le_bytes());
+        self.key.push(w);
     }
 
-    /// Appends two words to the key (one capacity check instead of two).
+    /// Appends two words to the key.
     #[inline]
     pub(super) fn push2(&mut self, a: u64, b: u64) {
-        let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&a.to_le_bytes());
-        bytes[8..].copy_from_slice(&b.to_le_bytes());
-        self.key.extend_from_slice(&bytes);
+        self.key.extend_from_slice(&[a, b]);
     }
 
-    /// Appends constraint `c`'s header: index, active-element count, capacity, sharing.
+    /// Appends constraint `c`'s header: index and active-element count.
     #[inline]
-    pub(super) fn push_constraint(
-        &mut self,
-        c: u32,
-        n_active: u32,
-        capacity: f64,
-        sharing: Sharing,
-    ) {
-        self.push2(
-            u64::from(c) | u64::from(n_active) << 32,
-            capacity.to_bits() ^ u64::from(sharing == Sharing::FatPipe),
-        );
+    pub(super) fn push_constraint(&mut self, c: u32, n_active: u32) {
+        self.push(u64::from(c) | u64::from(n_active) << 32);
     }
 
     /// Numbers variable `v`, seen for the first time, and appends its header: local number,
-    /// penalty, bound and element count (its elements follow, as (constraint, weight bits)).
-    /// Returns the local number.
+    /// penalty, bound, then `SHAPED | shape` if `shape` is not [`NONE`] (the variable's elements
+    /// are the shape's) or else the element count (its elements follow, as (constraint, weight
+    /// bits)). Returns the local number.
     #[inline]
-    pub(super) fn new_var(&mut self, v: u32, penalty: f64, bound: f64, n_elems: usize) -> u32 {
+    pub(super) fn new_var(
+        &mut self,
+        v: u32,
+        penalty: f64,
+        bound: f64,
+        n_elems: usize,
+        shape: u32,
+    ) -> u32 {
         let slot = self.vars.len() as u32;
         self.vars.push(v);
-        self.push2(NEW_VAR | u64::from(slot), penalty.to_bits());
-        self.push2(bound.to_bits(), n_elems as u64);
+        let last = if shape == NONE {
+            n_elems as u64
+        } else {
+            SHAPED | u64::from(shape)
+        };
+        self.key.extend_from_slice(&[
+            NEW_VAR | u64::from(slot),
+            penalty.to_bits(),
+            bound.to_bits(),
+            last,
+        ]);
         slot
     }
 
     /// The entry stored under the current key, if any (see [`SolveMemo::entry`]).
     pub(super) fn lookup(&mut self) -> Option<u32> {
-        self.digest = xxh3_128(&self.key);
+        self.digest = xxh3_128(bytemuck::cast_slice(&self.key));
         self.lookups += 1;
         self.window_lookups += 1;
         let found = self.index.get(&self.digest).copied();

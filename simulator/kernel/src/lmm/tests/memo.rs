@@ -76,9 +76,40 @@ fn another_penalty_misses() {
     );
 }
 
+/// A shaped variable that gets one more element is keyed by its elements, not by its shape:
+/// shape S = (A, 1) on A (C = 10, SHARED). Round 1: f is made from S, then expanded onto A
+/// again, which adds the weights (w = 2): f gets 10 / 2 = 5. Round 2: f made from S alone gets
+/// 10. Both components are {A} with one variable of penalty 1; had f kept naming S in round 1,
+/// round 2 would hit round 1's entry and give 5.
+#[test]
+fn an_expanded_shape_is_keyed_by_its_elements() {
+    let mut s = System::new();
+    let a = s.add_constraint(10.0, Sharing::Shared);
+    let shape = s.add_shape(&[(a, 1.0)]);
+    let f = s.add_variable_shaped(1.0, -1.0, shape);
+    s.expand(a, f, 1.0);
+    s.solve();
+    assert_eq!(s.value(f), 5.0);
+    s.remove_variable(f);
+    let g = s.add_variable_shaped(1.0, -1.0, shape);
+    s.solve();
+    assert_eq!(s.value(g), 10.0);
+    // Lookups: round 1 (miss), round 2 (miss: the keys differ).
+    assert_eq!(s.memo_counts(), (2, 0));
+    // The emptied {A} (a miss), then the same shape again: a hit that gives 10.
+    s.remove_variable(g);
+    s.solve();
+    let h = s.add_variable_shaped(1.0, -1.0, shape);
+    s.solve();
+    assert_eq!(s.value(h), 10.0);
+    assert_eq!(s.memo_counts(), (4, 1));
+}
+
 /// Applies `ops` three times over (each round removes what is left, so later rounds repeat the
 /// first one's components) to a system with the memo and to one without, solving after every
-/// step; returns the memo's (lookups, hits). Every value must be equal bit for bit.
+/// step; returns the memo's (lookups, hits). Every value must be equal bit for bit. The system
+/// with the memo makes every other new variable from a shape (`add_variable_shaped`), so
+/// that keys naming shapes and keys listing elements mix.
 fn replay_with_and_without_memo(
     cnsts: &[(f64, bool)],
     ops: &[HubOp],
@@ -101,16 +132,35 @@ fn replay_with_and_without_memo(
             );
         }
     }
+    let mut shapes = std::collections::HashMap::new();
     for _round in 0..3 {
         // (with's handle, without's handle, spec, active)
         let mut live: Vec<(VarId, VarId, RandVar, bool)> = Vec::new();
-        for op in ops {
+        for (k, op) in ops.iter().enumerate() {
             match *op {
                 HubOp::Add((p, b, ref es), active) => {
                     let pen = if active { p } else { 0.0 };
-                    let (v1, v2) = (with.add_variable(pen, b), without.add_variable(pen, b));
+                    // `with` makes every other variable from a shape (one per operation, kept
+                    // across rounds as a path is), `without` always by `expand`.
+                    let v1 = if k % 2 == 0 {
+                        let shape = *shapes.entry(k).or_insert_with(|| {
+                            let mut merged = Vec::new();
+                            with.merge_elements(
+                                es.iter().map(|&(c, w)| (CnstId(c as u32), w)),
+                                &mut merged,
+                            );
+                            with.add_shape(&merged)
+                        });
+                        with.add_variable_shaped(pen, b, shape)
+                    } else {
+                        let v1 = with.add_variable(pen, b);
+                        for &(c, w) in es {
+                            with.expand(CnstId(c as u32), v1, w);
+                        }
+                        v1
+                    };
+                    let v2 = without.add_variable(pen, b);
                     for &(c, w) in es {
-                        with.expand(CnstId(c as u32), v1, w);
                         without.expand(CnstId(c as u32), v2, w);
                     }
                     live.push((v1, v2, (p, b, es.clone()), active));
