@@ -98,6 +98,8 @@ enum Phase {
 const NO_GROUP: u32 = u32::MAX;
 /// [`Activity::cpu`] of an activity that is not an execution on a CPU.
 const NO_CPU: u32 = u32::MAX;
+/// [`Activity::path`] of an activity that is not a transfer.
+const NO_PATH: u32 = u32::MAX;
 
 #[derive(Debug, Clone)]
 struct Activity {
@@ -147,7 +149,7 @@ impl Activity {
             vfinish: 0.0,
             group_penalty: 0.0,
             cpu: NO_CPU,
-            path: u32::MAX,
+            path: NO_PATH,
         }
     }
 }
@@ -390,10 +392,15 @@ impl Engine {
         let act = &mut self.acts[a as usize];
         let cpu = act.cpu;
         let var = act.var.take();
+        let path = act.path;
         act.phase = Phase::Free;
         act.cpu = NO_CPU;
         if let Some(var) = var {
-            self.lmm.remove_variable(var);
+            if path != NO_PATH {
+                self.park_or_remove(path, var);
+            } else {
+                self.lmm.remove_variable(var);
+            }
             if cpu != NO_CPU {
                 self.cpus[cpu as usize].vars -= 1;
             }

@@ -48,14 +48,14 @@
 //! to spare and is cut, and the flows' next hub, rank 0's link, holds them in one group, where
 //! before every arrival re-solved rank 0's link and the senders' links (about 560 constraints).
 //!
-//! Flows in their latency phase are variables of penalty 0: they keep their elements (so that
-//! activation costs O(their elements)) but take no part in a solve. Each constraint therefore
-//! keeps the elements of its active variables first, in `elems[..n_active]`, swapping an element
-//! across the boundary when its variable is activated or deactivated, and every loop of the
-//! solve walks that prefix only. Example: a backbone carrying 4,000 flows of 8-byte messages
-//! has nearly all of them waiting out their latency; a solve touching it walks the few dozen in
-//! their bandwidth phase, not 4,000 elements (4096-rank allreduce: 5.98 -> 4.76 s).
-//!
+//! Variables of penalty 0 (the engine's parked transfer variables, `engine/path.rs`) keep their
+//! elements (so that activation costs O(their elements)) but take no part in a solve. Each
+//! constraint therefore keeps the elements of its active variables first, in
+//! `elems[..n_active]`, swapping an element across the boundary when its variable is activated
+//! or deactivated, and every loop of the solve walks that prefix only. Example: a 65,536-rank
+//! stencil leaves a parked variable on each of its 262,144 paths, so the backbone lists that
+//! many inactive elements; a solve touching it walks the few hundred flows in progress.
+
 //! Inputs: capacities, weights, penalties, bounds. Computed: values.
 
 use smallvec::SmallVec;

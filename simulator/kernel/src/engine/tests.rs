@@ -242,6 +242,54 @@ fn a_path_gives_the_derived_date_and_is_made_once() {
     );
 }
 
+/// Parked variables (`engine/path.rs`): the path of `a_path_gives_the_derived_date_and_is_made_once`
+/// (P = 1e6 B alone: 11.6436 × 600e-6 + 1e6 / (0.940694 × 125e6) s). After a transfer ends its
+/// variable stays parked on the path at penalty 0: a transfer on the reverse path, which shares
+/// the backbone and both private links' reverse elements with it, still gets the whole 125e6
+/// B/s (the same date). The next transfer on the first path takes the parked variable back;
+/// two at once share up_0 (125e6 / 2 each): one takes it, the other gets a new one, and when
+/// both end one is parked and the other removed.
+#[test]
+fn an_ended_transfer_parks_its_variable_for_the_next() {
+    let mut e = Engine::new(NetworkConfig::default());
+    let (up0, up1) = (e.add_link(125e6, false), e.add_link(125e6, false));
+    let (down0, down1) = (e.add_link(125e6, false), e.add_link(125e6, false));
+    let bb = e.add_link(2.25e9, false);
+    let there = e.add_path(&[up0, bb, down1], &[up1, bb, down0], 600e-6);
+    let back = e.add_path(&[up1, bb, down0], &[up0, bb, down1], 600e-6);
+    let alone = 11.6436 * 600e-6 + 1e6 / (0.940694 * 125e6);
+    let two = 11.6436 * 600e-6 + 1e6 / (0.940694 * 125e6 / 2.0);
+    let mut done = Vec::new();
+    let mut t0 = 0.0;
+    let mut took = 0;
+    for (path, n, secs) in [(there, 1, alone), (back, 1, alone), (there, 2, two)] {
+        let ids: Vec<ActivityId> = (0..n).map(|_| e.start_path_comm(path, 1e6)).collect();
+        let parked = e.paths.parked(path);
+        while done.len() < ids.len() && e.step(&mut done) {
+            if parked.is_some() && e.acts[ids[0].0 as usize].var.is_some() {
+                assert_eq!(
+                    e.acts[ids[0].0 as usize].var, parked,
+                    "the first transfer on the path takes its parked variable"
+                );
+                assert_ne!(e.acts[ids[1].0 as usize].var, parked);
+                took += 1;
+            }
+        }
+        assert_eq!(done.len(), ids.len());
+        assert!(
+            rel(e.now() - t0, secs) < 1e-12,
+            "{} vs {secs}",
+            e.now() - t0
+        );
+        assert!(e.paths.parked(path).is_some(), "parked");
+        done.clear();
+        t0 = e.now();
+    }
+    assert!(e.paths.parked(back).is_some());
+    assert!(took > 0, "the third round took the parked variable");
+    assert_eq!(e.in_progress(), 0);
+}
+
 /// Hand-derived group run: 40 flows of 1 MB between distinct host pairs on a 40-host cluster
 /// (backbone 1 GB/s, private links 125 MB/s, route latency 600 µs), all starting at 0. P =
 /// 1e6 B is above 65472 B, so bw_factor 0.940694 and lat_factor 11.6436 (SMPI defaults); every
