@@ -445,7 +445,12 @@ impl Engine {
         // Members that left their group get their remaining amount back first.
         for i in 0..self.lmm.group_left().len() {
             let var = self.lmm.group_left()[i];
-            self.leave_group(self.var_act[var.0 as usize]);
+            let a = self.var_act[var.0 as usize];
+            // A parked variable (`path`) leaves its group after its transfer ended, and the
+            // transfer's slot may hold another activity by now.
+            if self.acts[a as usize].var == Some(var) {
+                self.leave_group(a);
+            }
         }
         for i in 0..self.lmm.touched().len() {
             let var = self.lmm.touched()[i];

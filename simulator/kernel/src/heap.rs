@@ -89,6 +89,7 @@ impl IndexedHeap {
     }
 
     /// The next sequence number; renumbers the entries first when the numbers run out.
+    #[inline]
     fn take_seq(&mut self) -> u32 {
         if self.next_seq == u32::MAX {
             self.renumber();

@@ -492,6 +492,7 @@ impl System {
     }
 
     /// Swaps the elements at positions `i` and `j` of constraint `c`'s list.
+    #[inline]
     fn swap_elems(&mut self, c: u32, i: u32, j: u32) {
         if i == j {
             return;
@@ -504,6 +505,7 @@ impl System {
     }
 
     /// Moves element `e` (of a variable becoming active) into its constraint's active prefix.
+    #[inline]
     fn activate_elem(&mut self, e: u32) {
         let Elem { cnst, pos, .. } = self.elems[e as usize];
         let first_inactive = self.cnsts[cnst as usize].n_active;
@@ -513,6 +515,7 @@ impl System {
     }
 
     /// Moves element `e` (of a variable becoming inactive) out of the active prefix.
+    #[inline]
     fn deactivate_elem(&mut self, e: u32) {
         let Elem { cnst, pos, .. } = self.elems[e as usize];
         let last_active = self.cnsts[cnst as usize].n_active - 1;
