@@ -111,6 +111,8 @@ pub struct Simulation<'p> {
     /// `timeless/rendezvous-late-wait` seconds more: started once every completed activity of
     /// the step is handled (a new activity may reuse the id of one not yet handled).
     late_waits: Vec<(ReqId, f64)>,
+    /// Scratch for the requests a `waitall` waits on, kept from one to the next.
+    wait_reqs: Vec<ReqId>,
     actions: u64,
     warnings: Vec<String>,
     comms: Comms,
@@ -245,6 +247,7 @@ impl<'p> Simulation<'p> {
             ops: Vec::new(),
             done: Vec::new(),
             late_waits: Vec::new(),
+            wait_reqs: Vec::new(),
             actions: 0,
             warnings: Vec::new(),
             comms: Comms::with_jobs(&sizes),

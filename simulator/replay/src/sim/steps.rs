@@ -10,7 +10,6 @@ use timeless_kernel::ActivityId;
 
 use super::{Owner, Simulation};
 use crate::error::ReplayError;
-use crate::mailbox::ReqId;
 use crate::rank::{Account, Block, Step, Stored};
 
 impl Simulation<'_> {
@@ -117,12 +116,11 @@ impl Simulation<'_> {
                 }
             }
             Step::WaitStore => {
-                let reqs: Vec<ReqId> = self.ranks[r as usize]
-                    .store
-                    .drain(..)
-                    .filter_map(|s| s.req)
-                    .collect();
+                let mut reqs = std::mem::take(&mut self.wait_reqs);
+                reqs.clear();
+                reqs.extend(self.ranks[r as usize].store.drain(..).filter_map(|s| s.req));
                 self.wait_on(r, &reqs, now);
+                self.wait_reqs = reqs;
             }
             Step::Test(key) => {
                 // Pop the request, sleep nsleeps × smpi/test, then test it (reference §4.4).
