@@ -480,14 +480,48 @@ impl System {
         } else if was_active && penalty <= 0.0 {
             self.unlist_active(var.0);
         }
-        for j in 0..self.vars[var.0 as usize].elems.len() {
-            let e = self.vars[var.0 as usize].elems[j];
-            match (was_active, penalty > 0.0) {
-                (false, true) => self.activate_elem(e),
-                (true, false) => self.deactivate_elem(e),
-                _ => {}
+        self.move_elems(var.0, was_active, penalty > 0.0);
+    }
+
+    /// Moves variable `v`'s elements into their constraints' active prefixes (`to_active`
+    /// and not `from_active`), out of them (the reverse), or neither, and marks each constraint
+    /// modified: [`System::activate_elem`] / [`System::deactivate_elem`] in one pass with the
+    /// fields borrowed apart.
+    fn move_elems(&mut self, v: u32, from_active: bool, to_active: bool) {
+        let System {
+            vars,
+            elems,
+            cnsts,
+            modified,
+            ..
+        } = self;
+        let ids = &vars[v as usize].elems;
+        modified.reserve(ids.len());
+        for &e in ids.iter() {
+            let Elem { cnst, pos, .. } = elems[e as usize];
+            let c = &mut cnsts[cnst as usize];
+            let target = match (from_active, to_active) {
+                (false, true) => {
+                    debug_assert!(pos >= c.n_active, "element already active");
+                    c.n_active += 1;
+                    Some(c.n_active - 1)
+                }
+                (true, false) => {
+                    debug_assert!(pos < c.n_active, "element already inactive");
+                    c.n_active -= 1;
+                    Some(c.n_active)
+                }
+                _ => None,
+            };
+            if let Some(t) = target {
+                if t != pos {
+                    let other = c.elems[t as usize];
+                    c.elems.swap(t as usize, pos as usize);
+                    elems[other as usize].pos = pos;
+                    elems[e as usize].pos = t;
+                }
             }
-            self.modified.push(self.elems[e as usize].cnst);
+            modified.push(cnst);
         }
     }
 
