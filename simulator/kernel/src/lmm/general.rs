@@ -43,26 +43,46 @@ impl System {
         if memo_on {
             self.memo.begin();
         }
+        if memo_on {
+            self.walk_component::<true>(epoch);
+        } else {
+            self.walk_component::<false>(epoch);
+        }
+        // Discovery order is deterministic (modified order, then breadth-first), so no sort.
+    }
+
+    /// The breadth-first walk of [`System::collect`] from the constraints in `self.set`,
+    /// writing the memo key when `MEMO` (the fields borrowed apart, so that no access goes
+    /// through `self` twice).
+    fn walk_component<const MEMO: bool>(&mut self, epoch: u32) {
+        let System {
+            cnsts,
+            vars,
+            elems,
+            set,
+            memo,
+            ..
+        } = self;
         let mut head = 0;
-        while head < self.set.len() {
-            let c = self.set[head] as usize;
+        while head < set.len() {
+            let c = set[head] as usize;
             head += 1;
-            if memo_on {
-                let cn = &self.cnsts[c];
-                self.memo.push_constraint(c as u32, cn.n_active);
+            let n_active = cnsts[c].n_active as usize;
+            if MEMO {
+                memo.push_constraint(c as u32, n_active as u32);
             }
-            for k in 0..self.cnsts[c].n_active as usize {
-                let v = self.elems[self.cnsts[c].elems[k] as usize].var as usize;
-                let var = &mut self.vars[v];
+            for k in 0..n_active {
+                let v = elems[cnsts[c].elems[k] as usize].var as usize;
+                let var = &mut vars[v];
                 if var.penalty <= 0.0 {
-                    if memo_on {
-                        self.memo.push(memo::INACTIVE);
+                    if MEMO {
+                        memo.push(memo::INACTIVE);
                     }
                     continue;
                 }
                 if var.mark == epoch {
-                    if memo_on {
-                        self.memo.push(u64::from(var.memo_slot));
+                    if MEMO {
+                        memo.push(u64::from(var.memo_slot));
                     }
                     continue;
                 }
@@ -72,31 +92,25 @@ impl System {
                 );
                 var.mark = epoch;
                 // A shaped variable's elements are named by its shape (`memo`).
-                let list_elems = memo_on && var.shape == NONE;
-                if memo_on {
-                    var.memo_slot = self.memo.new_var(
-                        v as u32,
-                        var.penalty,
-                        var.bound,
-                        var.elems.len(),
-                        var.shape,
-                    );
+                let list_elems = MEMO && var.shape == NONE;
+                if MEMO {
+                    var.memo_slot =
+                        memo.new_var(v as u32, var.penalty, var.bound, var.elems.len(), var.shape);
                 }
-                for j in 0..self.vars[v].elems.len() {
-                    let el = &self.elems[self.vars[v].elems[j] as usize];
+                for &e in var.elems.iter() {
+                    let el = &elems[e as usize];
                     let c2 = el.cnst;
                     if list_elems {
-                        self.memo.push2(u64::from(c2), el.weight.to_bits());
+                        memo.push2(u64::from(c2), el.weight.to_bits());
                     }
-                    let cn = &mut self.cnsts[c2 as usize];
+                    let cn = &mut cnsts[c2 as usize];
                     if cn.mark != epoch && !cn.reg.cut {
                         cn.mark = epoch;
-                        self.set.push(c2);
+                        set.push(c2);
                     }
                 }
             }
         }
-        // Discovery order is deterministic (modified order, then breadth-first), so no sort.
     }
 
     /// The general path: bottleneck filling of the components of the modified constraints.
