@@ -25,6 +25,26 @@ proptest! {
         };
         prop_assert_eq!(ours, nom_tag);
     }
+
+    /// The line scans' fast paths agree with the standard library: `trim` with `str::trim`
+    /// and `last_blank` with `rfind([' ', '\t'])`, over lines mixing ASCII, tabs, newlines,
+    /// control bytes, DEL and Unicode white space (U+00A0, U+2003, U+3000) at either end.
+    #[test]
+    fn line_scans_agree_with_std(line in "[ \t\r\n\x0b\x7fa-z0-9=@\u{a0}\u{2003}\u{3000}é]{0,12}") {
+        prop_assert_eq!(trim(&line), line.trim());
+        prop_assert_eq!(last_blank(&line), line.rfind([' ', '\t']));
+    }
+
+    /// Splitting on bytes above the space with one comparison gives the fields of the exact
+    /// separator test (space, tab, CR, LF), control bytes and DEL staying inside fields.
+    #[test]
+    fn fields_split_on_the_four_separators(line in "[ \t\r\n\x01\x0b\x1f\x7fa-z0-9é]{0,16}") {
+        let expected: Vec<&str> = line
+            .split([' ', '\t', '\r', '\n'])
+            .filter(|f| !f.is_empty())
+            .collect();
+        prop_assert_eq!(fields(&line).collect::<Vec<_>>(), expected);
+    }
 }
 
 fn one(line: &str) -> Action {
