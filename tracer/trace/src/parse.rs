@@ -261,19 +261,35 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
         }
     }
 
+    #[inline]
     fn next_tok(&mut self, what: &str) -> Result<&'a str, TraceErrorKind> {
-        let name = self.name;
-        self.it.next().ok_or_else(|| TraceErrorKind::Malformed {
-            action: name.to_string(),
-            expected: format!("missing field <{what}>"),
-        })
+        match self.it.next() {
+            Some(tok) => Ok(tok),
+            None => Err(self.missing(what)),
+        }
     }
 
+    /// The error of a missing field `what`.
+    #[cold]
+    fn missing(&self, what: &str) -> TraceErrorKind {
+        TraceErrorKind::Malformed {
+            action: self.name.to_string(),
+            expected: format!("missing field <{what}>"),
+        }
+    }
+
+    #[inline]
     fn float(&mut self, what: &str) -> Result<f64, TraceErrorKind> {
         let tok = self.next_tok(what)?;
-        number(tok).ok_or_else(|| {
-            self.malformed(format!("<{what}> must be a finite number, found '{tok}'"))
-        })
+        match number(tok) {
+            Some(v) => Ok(v),
+            None => Err(self.not_a_number(tok, what)),
+        }
+    }
+
+    #[cold]
+    fn not_a_number(&self, tok: &str, what: &str) -> TraceErrorKind {
+        self.malformed(format!("<{what}> must be a finite number, found '{tok}'"))
     }
 
     /// A non-negative volume (flops, seconds).
@@ -294,12 +310,19 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
         Ok(v as u64)
     }
 
+    #[inline]
     fn int(&mut self, what: &str) -> Result<i64, TraceErrorKind> {
         let tok = self.next_tok(what)?;
         if let Some(v) = plain_digits(tok) {
             // At most 18 digits: below 10^18 < i64::MAX.
             return Ok(v as i64);
         }
+        self.signed_int(tok, what)
+    }
+
+    /// An integer field that is not plain digits (a sign, or an error).
+    #[cold]
+    fn signed_int(&self, tok: &str, what: &str) -> Result<i64, TraceErrorKind> {
         all_consuming(int64::<_, ()>)(tok)
             .map(|(_, v)| v)
             .map_err(|_| self.malformed(format!("<{what}> must be an integer, found '{tok}'")))
@@ -322,12 +345,17 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
         }
         let v = self.int(what)?;
         if v < 0 || v >= i64::from(self.n) {
-            return Err(self.malformed(format!(
-                "<{what}> must be a rank in 0..{}, found {v}",
-                self.n
-            )));
+            return Err(self.bad_rank(what, v));
         }
         Ok(v as Rank)
+    }
+
+    #[cold]
+    fn bad_rank(&self, what: &str, v: i64) -> TraceErrorKind {
+        self.malformed(format!(
+            "<{what}> must be a rank in 0..{}, found {v}",
+            self.n
+        ))
     }
 
     fn counts(&mut self, what: &str) -> Result<Vec<u64>, TraceErrorKind> {
