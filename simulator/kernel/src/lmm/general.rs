@@ -30,7 +30,9 @@ impl System {
                 continue;
             }
             let cn = &mut self.cnsts[c as usize];
-            if cn.mark != epoch {
+            // A constraint left without active variables is a component of its own with
+            // nothing to solve (no active element links it to another).
+            if cn.mark != epoch && cn.n_active > 0 {
                 cn.mark = epoch;
                 self.set.push(c);
             }
@@ -116,6 +118,10 @@ impl System {
     /// The general path: bottleneck filling of the components of the modified constraints.
     pub(super) fn solve_general(&mut self) {
         self.collect();
+        if self.set.is_empty() {
+            // Only constraints left empty were modified: no variable to solve.
+            return;
+        }
         if self.memo.enabled && self.memo_apply() {
             return;
         }
