@@ -447,6 +447,51 @@ mod tests {
         assert_eq!(order, vec![9, 5, 2, 7]);
     }
 
+    /// One heap operation of a proptest.
+    enum Op {
+        Set(u32, f64),
+        Remove(u32),
+        Pop,
+    }
+
+    /// Applies `ops` to a heap and to a list sorted by (date, insertion number) at each pop;
+    /// every pop and length must agree.
+    fn check_against_model(ops: impl Iterator<Item = Op>) -> Result<(), TestCaseError> {
+        let mut h = IndexedHeap::new();
+        let mut model: Vec<(f64, u64, u32)> = Vec::new();
+        let mut seq = 0u64;
+        for op in ops {
+            match op {
+                Op::Set(id, date) => {
+                    h.set(id, date);
+                    if let Some(e) = model.iter_mut().find(|e| e.2 == id) {
+                        if e.0 != date {
+                            e.0 = date;
+                            e.1 = seq;
+                        }
+                    } else {
+                        model.push((date, seq, id));
+                    }
+                    seq += 1;
+                }
+                Op::Remove(id) => {
+                    h.remove(id);
+                    model.retain(|e| e.2 != id);
+                }
+                Op::Pop => {
+                    model.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                    let expected = (!model.is_empty()).then(|| {
+                        let e = model.remove(0);
+                        (e.0, e.2)
+                    });
+                    prop_assert_eq!(h.pop(), expected);
+                }
+            }
+            prop_assert_eq!(h.len(), model.len());
+        }
+        Ok(())
+    }
+
     proptest! {
         /// Mostly increasing dates (as a replay schedules them) with some earlier ones: the run
         /// takes most entries, and the pops still agree with a sorted list.
@@ -454,66 +499,26 @@ mod tests {
         fn mostly_in_order_agrees_with_sorted_reference(
             ops in proptest::collection::vec((0u8..4, 0u32..64, 0u32..3), 1..400),
         ) {
-            let mut h = IndexedHeap::new();
-            let mut reference: Vec<(f64, u64, u32)> = Vec::new();
-            let (mut seq, mut clock) = (0u64, 0.0f64);
-            for (op, id, step) in ops {
-                match op {
-                    0 | 1 => {
-                        // Later than everything so far, or (step 0) the current clock.
-                        clock += f64::from(step);
-                        h.set(id, clock);
-                        if let Some(e) = reference.iter_mut().find(|e| e.2 == id) {
-                            if e.0 != clock { e.0 = clock; e.1 = seq; }
-                        } else {
-                            reference.push((clock, seq, id));
-                        }
-                        seq += 1;
-                    }
-                    2 => {
-                        h.remove(id);
-                        reference.retain(|e| e.2 != id);
-                    }
-                    _ => {
-                        reference.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                        let expected = if reference.is_empty() { None } else { let e = reference.remove(0); Some((e.0, e.2)) };
-                        prop_assert_eq!(h.pop(), expected);
-                    }
+            let mut clock = 0.0f64;
+            check_against_model(ops.into_iter().map(|(op, id, step)| match op {
+                // Later than everything so far, or (step 0) the current clock.
+                0 | 1 => {
+                    clock += f64::from(step);
+                    Op::Set(id, clock)
                 }
-                prop_assert_eq!(h.len(), reference.len());
-            }
+                2 => Op::Remove(id),
+                _ => Op::Pop,
+            }))?;
         }
 
         /// The heap agrees with a sorted list under random set/remove/pop sequences.
         #[test]
         fn agrees_with_sorted_reference(ops in proptest::collection::vec((0u8..3, 0u32..40, 0u32..10), 1..300)) {
-            let mut h = IndexedHeap::new();
-            let mut reference: Vec<(f64, u64, u32)> = Vec::new();
-            let mut seq = 0u64;
-            for (op, id, d) in ops {
-                let date = f64::from(d);
-                match op {
-                    0 => {
-                        h.set(id, date);
-                        if let Some(e) = reference.iter_mut().find(|e| e.2 == id) {
-                            if e.0 != date { e.0 = date; e.1 = seq; }
-                        } else {
-                            reference.push((date, seq, id));
-                        }
-                        seq += 1;
-                    }
-                    1 => {
-                        h.remove(id);
-                        reference.retain(|e| e.2 != id);
-                    }
-                    _ => {
-                        reference.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                        let expected = if reference.is_empty() { None } else { let e = reference.remove(0); Some((e.0, e.2)) };
-                        prop_assert_eq!(h.pop(), expected);
-                    }
-                }
-                prop_assert_eq!(h.len(), reference.len());
-            }
+            check_against_model(ops.into_iter().map(|(op, id, d)| match op {
+                0 => Op::Set(id, f64::from(d)),
+                1 => Op::Remove(id),
+                _ => Op::Pop,
+            }))?;
         }
     }
 }
