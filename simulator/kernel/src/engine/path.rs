@@ -57,7 +57,7 @@ pub(super) struct Path {
     parked: Option<VarId>,
 }
 
-/// The paths of an engine and the arena of their elements.
+/// The paths of an engine (their elements are shapes of the max-min system).
 #[derive(Debug, Default)]
 pub(super) struct Paths {
     list: Vec<Path>,
