@@ -5,17 +5,22 @@
 //! once; a back-index gives O(log n) `update` and `remove`, which flow completion dates need after
 //! every re-solve.
 //!
-//! # The run
+//! # Runs
 //! Many events are scheduled in the order they happen: latency phases of one message size
 //! (`now + L`, `now` never decreasing), the members of a group of equal flows (virtual dates
-//! `V + u`), executions of one length. An entry whose `(date, seq)` comes after the last entry
-//! appended to the **run** is appended there (a queue, O(1)) instead of sifted into the binary
-//! heap; the earliest entry is the smaller of the run's front and the heap's top, so the pop
-//! order is exactly a single heap's. A removed run entry is marked and skipped when it reaches
-//! the front. Example: latency ends at 1.0, 1.5, 2.0 go to the run; an execution ending at 1.2
-//! comes before 2.0 and goes to the heap; pops give 1.0 (run), 1.2 (heap), 1.5, 2.0 (run). On
-//! the 64-rank stencil the main thread executes 6.7 % fewer instructions than with the heap
-//! alone, the 1024-rank stencil replays 4 % faster.
+//! `V + u`), executions of one length. Beside the binary heap are `RUNS` (2) **runs**
+//! (`heap/run.rs`): an entry whose `(date, seq)` comes after the last entry of a run (the
+//! first such run, or an empty one) is appended there (a queue, O(1)) instead of sifted into
+//! the heap; the earliest entry is the smallest of the runs' fronts and the heap's top, so the
+//! pop order is exactly a single heap's. A removed run entry is marked and skipped when it
+//! reaches the front. Two runs take two interleaved streams, e.g. latency ends (`now + 0.6`)
+//! and compute ends (`now + 1`). Example: 1.0, 1.5, 2.0 go to the first run; 1.2 comes before
+//! 2.0 and opens the second; 1.1 comes before both runs' last entries and goes to the heap;
+//! pops give 1.0, 1.1 (heap), 1.2 (second run), 1.5, 2.0. On the 64-rank stencil one run cut
+//! the main thread's instructions by 6.7 % and the 1024-rank stencil's wall time by 4 %; the
+//! second run cuts the latter by 6.5 % more (medians of 5 alternated runs), where four runs
+//! gained no more and cost the 16-rank ring 3.7 % more instructions (each peek compares every
+//! run's front).
 //!
 //! # Layout
 //! An entry is 16 bytes: the date as an integer of the same order (IEEE total order, so a
@@ -28,6 +33,10 @@
 //! When the 32-bit sequence numbers run out (after 2^32 insertions), the entries are renumbered
 //! 0, 1, ... in their `(date, seq)` order: every comparison keeps its outcome, so the heap stays
 //! valid and the pop order is unchanged.
+
+mod run;
+
+use run::Run;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -66,28 +75,24 @@ const ABSENT: u32 = u32::MAX;
 /// Children per node (see the module doc).
 const ARITY: usize = 2;
 
-/// A min-heap of `(date, id)` with a position index per id, and beside it a **run**: entries
-/// inserted in increasing `(date, seq)` order, kept in a queue (see the module doc).
+/// A min-heap of `(date, id)` with a position index per id, and beside it two **runs**:
+/// queues of entries inserted in increasing `(date, seq)` order (see the module doc).
 #[derive(Debug, Default)]
 pub struct IndexedHeap {
     entries: Vec<Entry>,
-    /// Per id: its index in `entries`, or [`IN_RUN`] | its absolute index in the run, or
-    /// [`ABSENT`].
+    /// Per id: its index in `entries`, or [`IN_RUN`] | run number << [`RUN_SHIFT`] | its
+    /// absolute index in that run, or [`ABSENT`].
     pos: Vec<u32>,
     next_seq: u32,
-    /// The run: `run[run_head..]` in increasing `(key, seq)` order; an entry removed from it is
-    /// left in place with the id [`GONE`] (skipped when it reaches the front).
-    run: Vec<Entry>,
-    run_head: usize,
-    /// Absolute index of `run[0]` (the run's prefix is dropped from time to time).
-    run_base: u32,
-    run_live: usize,
+    runs: [Run; RUNS],
 }
 
-/// `pos` flag of an entry in the run.
+/// Runs beside the heap.
+const RUNS: usize = 2;
+/// `pos` flag of an entry in a run ...
 const IN_RUN: u32 = 1 << 31;
-/// The id of a run entry removed before reaching the front.
-const GONE: u32 = u32::MAX;
+/// ... whose number is in the bits from here (below: its absolute index in the run).
+const RUN_SHIFT: u32 = 28;
 
 impl IndexedHeap {
     /// An empty heap.
@@ -97,7 +102,7 @@ impl IndexedHeap {
 
     /// Number of items. O(1).
     pub fn len(&self) -> usize {
-        self.entries.len() + self.run_live
+        self.entries.len() + self.runs.iter().map(Run::len).sum::<usize>()
     }
 
     /// True when no item is scheduled. O(1).
@@ -105,42 +110,21 @@ impl IndexedHeap {
         self.len() == 0
     }
 
-    /// The index of the run's first live entry (always `run_head`: removals and pops move the
-    /// head past removed entries).
-    #[inline]
-    fn run_front(&self) -> Option<usize> {
-        (self.run_head < self.run.len()).then_some(self.run_head)
-    }
-
-    /// Marks run entry `i` (of `id`) removed, and moves the head past removed entries.
-    fn unrun(&mut self, id: u32, i: usize) {
-        self.run[i].id = GONE;
-        self.run_live -= 1;
-        self.pos[id as usize] = ABSENT;
-        self.skip_gone();
-    }
-
-    /// Moves the run's head past removed entries.
-    #[inline]
-    fn skip_gone(&mut self) {
-        while self.run_head < self.run.len() && self.run[self.run_head].id == GONE {
-            self.run_head += 1;
-        }
-    }
-
-    /// The earliest entry: the run's front (with its index) or the heap's top (`None`).
+    /// The earliest entry, and the run it heads (`None`: the heap's top).
     #[inline]
     fn first(&self) -> Option<(Entry, Option<usize>)> {
-        let r = self.run_front();
-        match (r, self.entries.first()) {
-            (Some(i), Some(h)) if h.before(&self.run[i]) => Some((*h, None)),
-            (Some(i), _) => Some((self.run[i], Some(i))),
-            (None, Some(h)) => Some((*h, None)),
-            (None, None) => None,
+        let mut best: Option<(Entry, Option<usize>)> = self.entries.first().map(|e| (*e, None));
+        for (r, run) in self.runs.iter().enumerate() {
+            if let Some(f) = run.front() {
+                if best.is_none_or(|(b, _)| f.before(&b)) {
+                    best = Some((*f, Some(r)));
+                }
+            }
         }
+        best
     }
 
-    /// Earliest `(date, id)`. O(1) amortized.
+    /// Earliest `(date, id)`. O(1).
     pub fn peek(&self) -> Option<(f64, u32)> {
         self.first().map(|(e, _)| (date_of(e.key), e.id))
     }
@@ -161,38 +145,39 @@ impl IndexedHeap {
         s
     }
 
-    /// Gives the entries (heap and run) sequence numbers 0, 1, ... in their `(date, seq)`
-    /// order, which keeps every comparison's outcome (so the heap order, the run's order and
+    /// Gives the entries (heap and runs) sequence numbers 0, 1, ... in their `(date, seq)`
+    /// order, which keeps every comparison's outcome (so the heap order, each run's order and
     /// the pop order).
     fn renumber(&mut self) {
-        let head = self.run_head;
-        let mut all: Vec<(u64, u32, bool, usize)> = self
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.key, e.seq, false, i))
-            .chain(
-                self.run[head..]
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| e.id != GONE)
-                    .map(|(i, e)| (e.key, e.seq, true, head + i)),
-            )
-            .collect();
-        all.sort_unstable_by_key(|&(key, seq, _, _)| (key, seq));
-        for (rank, &(_, _, in_run, i)) in all.iter().enumerate() {
-            if in_run {
-                self.run[i].seq = rank as u32;
-            } else {
-                self.entries[i].seq = rank as u32;
+        let mut all: Vec<(u64, u32)> = self.entries.iter().map(|e| (e.key, e.seq)).collect();
+        for run in &mut self.runs {
+            all.extend(run.live_mut().map(|e| (e.key, e.seq)));
+        }
+        all.sort_unstable();
+        let rank = |e: &Entry| all.binary_search(&(e.key, e.seq)).expect("listed") as u32;
+        for e in &mut self.entries {
+            e.seq = rank(e);
+        }
+        for run in &mut self.runs {
+            for e in run.live_mut() {
+                e.seq = rank(e);
             }
         }
         self.next_seq = all.len() as u32;
     }
 
+    /// The run and absolute index of a run position `p`.
+    #[inline]
+    fn run_of(p: u32) -> (usize, u32) {
+        (
+            ((p & !IN_RUN) >> RUN_SHIFT) as usize,
+            p & ((1 << RUN_SHIFT) - 1),
+        )
+    }
+
     /// Schedules `id` at `date`, or moves it there if already scheduled (it then keeps its place
     /// among equal dates only if the date is unchanged). O(log n); O(1) when it comes after
-    /// every entry of the run.
+    /// every entry of a run.
     pub fn set(&mut self, id: u32, date: f64) {
         if self.pos.len() <= id as usize {
             self.pos.resize(id as usize + 1, ABSENT);
@@ -200,11 +185,11 @@ impl IndexedHeap {
         let key = key_of(date);
         let p = self.pos[id as usize];
         if p != ABSENT && p & IN_RUN != 0 {
-            let i = (p & !IN_RUN) as usize - self.run_base as usize;
-            if date_of(self.run[i].key) == date {
+            let (r, abs) = Self::run_of(p);
+            if date_of(self.runs[r].at(abs).key) == date {
                 return;
             }
-            self.unrun(id, i);
+            self.runs[r].remove(abs, &mut self.pos);
         } else if p != ABSENT {
             let old = self.entries[p as usize];
             if date_of(old.key) == date {
@@ -228,46 +213,13 @@ impl IndexedHeap {
             seq: self.take_seq(),
             id,
         };
-        // After the run's last entry (live or not: the run stays sorted): append to the run.
-        if self.run.last().is_none_or(|last| last.before(&e)) {
-            self.push_run(e);
-        } else {
-            self.entries.push(e);
-            let i = self.entries.len() - 1;
-            self.sift_up(i, e);
-        }
-    }
-
-    /// Appends `e` to the run, dropping the consumed prefix once it is most of the vector.
-    fn push_run(&mut self, e: Entry) {
-        if self.run_head >= 1024 && self.run_head * 2 >= self.run.len() {
-            self.run.drain(..self.run_head);
-            self.run_base += self.run_head as u32;
-            self.run_head = 0;
-        }
-        if self.run_live == 0 {
-            // Empty: restart at the front (absolute indices go on growing).
-            self.run_base += self.run.len() as u32;
-            self.run.clear();
-            self.run_head = 0;
-        }
-        if self.run_base >= IN_RUN / 2 {
-            self.rebase_run();
-        }
-        let abs = self.run_base + self.run.len() as u32;
-        self.run.push(e);
-        self.run_live += 1;
-        self.pos[e.id as usize] = IN_RUN | abs;
-    }
-
-    /// Renumbers the run's absolute indices from 0 (before they reach [`IN_RUN`]).
-    fn rebase_run(&mut self) {
-        self.run.drain(..self.run_head);
-        self.run_head = 0;
-        self.run_base = 0;
-        for (i, e) in self.run.iter().enumerate() {
-            if e.id != GONE {
-                self.pos[e.id as usize] = IN_RUN | i as u32;
+        // The first run it can close (deterministic), else the heap.
+        match self.runs.iter().position(|run| run.accepts(&e)) {
+            Some(r) => self.runs[r].push(e, &mut self.pos, IN_RUN | (r as u32) << RUN_SHIFT),
+            None => {
+                self.entries.push(e);
+                let i = self.entries.len() - 1;
+                self.sift_up(i, e);
             }
         }
     }
@@ -281,8 +233,8 @@ impl IndexedHeap {
             return;
         }
         if p & IN_RUN != 0 {
-            let i = (p & !IN_RUN) as usize - self.run_base as usize;
-            self.unrun(id, i);
+            let (r, abs) = Self::run_of(p);
+            self.runs[r].remove(abs, &mut self.pos);
             return;
         }
         self.remove_at(id, p as usize);
@@ -303,16 +255,14 @@ impl IndexedHeap {
         }
     }
 
-    /// Removes and returns the earliest item. O(log n); O(1) from the run.
+    /// Removes and returns the earliest item. O(log n); O(1) from a run.
     pub fn pop(&mut self) -> Option<(f64, u32)> {
-        let (top, in_run) = self.first()?;
-        if let Some(i) = in_run {
-            self.run_head = i + 1;
-            self.run_live -= 1;
-            self.pos[top.id as usize] = ABSENT;
-            self.skip_gone();
-        } else {
-            self.remove_at(top.id, 0);
+        let (top, run) = self.first()?;
+        match run {
+            Some(r) => {
+                self.runs[r].pop_front(&mut self.pos);
+            }
+            None => self.remove_at(top.id, 0),
         }
         Some((date_of(top.key), top.id))
     }
@@ -408,27 +358,32 @@ mod tests {
         assert_eq!(order, vec![6, 2, 4, 1, 3, 5]);
     }
 
-    /// The module doc's example, plus removals: in-order dates go to the run, an earlier one
-    /// to the heap; removing the run's front and a middle entry, and moving a run entry, keep
-    /// the pop order of a single heap.
+    /// The module doc's example, plus removals: in-order dates go to the first run, an earlier
+    /// one opens the second, one earlier than both runs' last entries goes to the heap;
+    /// removing a run's front and a middle entry, and moving a run entry, keep the pop order
+    /// of a single heap.
     #[test]
-    fn the_run_and_the_heap_pop_in_one_order() {
+    fn the_runs_and_the_heap_pop_in_one_order() {
         let mut h = IndexedHeap::new();
-        for (id, date) in [(1, 1.0), (2, 1.5), (3, 2.0)] {
+        for (id, date) in [(1, 1.0), (2, 1.5), (3, 2.0), (4, 1.2), (5, 1.1)] {
             h.set(id, date);
         }
-        assert_eq!(h.run_live, 3, "in-order dates go to the run");
-        h.set(4, 1.2);
-        assert_eq!(h.entries.len(), 1, "an earlier date goes to the heap");
+        assert_eq!(h.runs[0].len(), 3, "in-order dates go to the first run");
+        assert_eq!(h.runs[1].len(), 1, "1.2 opens the second run");
+        assert_eq!(h.entries.len(), 1, "1.1 goes to the heap");
         let order: Vec<(f64, u32)> = std::iter::from_fn(|| h.pop()).collect();
-        assert_eq!(order, vec![(1.0, 1), (1.2, 4), (1.5, 2), (2.0, 3)]);
+        assert_eq!(
+            order,
+            vec![(1.0, 1), (1.1, 5), (1.2, 4), (1.5, 2), (2.0, 3)]
+        );
         for (id, date) in [(1, 1.0), (2, 2.0), (3, 3.0), (5, 4.0), (6, 5.0)] {
             h.set(id, date);
         }
-        h.remove(1); // the run's front
+        h.remove(1); // the first run's front
         h.remove(3); // in the middle
-        h.set(2, 4.5); // moved: leaves its place, goes after 4.0 (and before 5.0: the heap)
-        h.set(7, 0.5); // earliest of all: the heap
+        h.set(2, 4.5); // moved: before 5.0, the first run's last: the (empty) second run
+        h.set(7, 0.5); // before both runs' last entries: the heap
+        assert_eq!((h.runs[1].len(), h.entries.len()), (1, 1));
         assert_eq!(h.len(), 4);
         assert_eq!(h.peek(), Some((0.5, 7)));
         let order: Vec<(f64, u32)> = std::iter::from_fn(|| h.pop()).collect();
