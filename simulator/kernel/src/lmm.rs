@@ -336,12 +336,6 @@ impl System {
         ShapeId(self.shapes.len() as u32 - 1)
     }
 
-    /// The elements of shape `shape`.
-    pub fn shape_elems(&self, shape: ShapeId) -> &[(CnstId, f64)] {
-        let (start, len) = self.shapes[shape.0 as usize];
-        &self.shape_elems[start as usize..(start + len) as usize]
-    }
-
     /// [`System::add_variable_merged`] with the elements of `shape`: the same system, and the
     /// variable remembers its shape, so that a memo key names the shape in one word instead of
     /// listing the elements (`memo`) until an [`System::expand`] changes them. O(elements).
