@@ -72,8 +72,6 @@ impl Entry {
 }
 
 const ABSENT: u32 = u32::MAX;
-/// Children per node (see the module doc).
-const ARITY: usize = 2;
 
 /// A min-heap of `(date, id)` with a position index per id, and beside it two **runs**:
 /// queues of entries inserted in increasing `(date, seq)` order (see the module doc).
@@ -247,7 +245,7 @@ impl IndexedHeap {
         let last = self.entries.pop().expect("a present id has an entry");
         if p < self.entries.len() {
             // The last entry fills the hole: it goes either up or down, never both.
-            if p > 0 && last.before(&self.entries[(p - 1) / ARITY]) {
+            if p > 0 && last.before(&self.entries[(p - 1) / 2]) {
                 self.sift_up(p, last);
             } else {
                 self.sift_down(p, last);
@@ -270,7 +268,7 @@ impl IndexedHeap {
     /// Places `e` at hole `i` or above it, moving the parents it precedes down.
     fn sift_up(&mut self, mut i: usize, e: Entry) {
         while i > 0 {
-            let parent = (i - 1) / ARITY;
+            let parent = (i - 1) / 2;
             let pe = self.entries[parent];
             if !e.before(&pe) {
                 break;
@@ -287,20 +285,17 @@ impl IndexedHeap {
     fn sift_down(&mut self, mut i: usize, e: Entry) {
         let n = self.entries.len();
         loop {
-            let first = ARITY * i + 1;
-            if first >= n {
+            let l = 2 * i + 1;
+            if l >= n {
                 break;
             }
-            let last = (first + ARITY).min(n);
-            let mut c = first;
-            let mut ce = self.entries[first];
-            for k in first + 1..last {
-                let ke = self.entries[k];
-                if ke.before(&ce) {
-                    c = k;
-                    ce = ke;
-                }
-            }
+            let r = l + 1;
+            let c = if r < n && self.entries[r].before(&self.entries[l]) {
+                r
+            } else {
+                l
+            };
+            let ce = self.entries[c];
             if !ce.before(&e) {
                 break;
             }

@@ -479,8 +479,7 @@ impl System {
 
     /// Moves variable `v`'s elements into their constraints' active prefixes (`to_active`
     /// and not `from_active`), out of them (the reverse), or neither, and marks each constraint
-    /// modified: [`System::activate_elem`] / [`System::deactivate_elem`] in one pass with the
-    /// fields borrowed apart.
+    /// modified, in one pass with the fields borrowed apart.
     fn move_elems(&mut self, v: u32, from_active: bool, to_active: bool) {
         let System {
             vars,
@@ -492,64 +491,23 @@ impl System {
         let ids = &vars[v as usize].elems;
         modified.reserve(ids.len());
         for &e in ids.iter() {
-            let Elem { cnst, pos, .. } = elems[e as usize];
-            let c = &mut cnsts[cnst as usize];
-            let target = match (from_active, to_active) {
-                (false, true) => {
-                    debug_assert!(pos >= c.n_active, "element already active");
-                    c.n_active += 1;
-                    Some(c.n_active - 1)
-                }
-                (true, false) => {
-                    debug_assert!(pos < c.n_active, "element already inactive");
-                    c.n_active -= 1;
-                    Some(c.n_active)
-                }
-                _ => None,
-            };
-            if let Some(t) = target {
-                if t != pos {
-                    let other = c.elems[t as usize];
-                    c.elems.swap(t as usize, pos as usize);
-                    elems[other as usize].pos = pos;
-                    elems[e as usize].pos = t;
-                }
+            if from_active != to_active {
+                cross_active_boundary(elems, cnsts, e, to_active);
             }
-            modified.push(cnst);
+            modified.push(elems[e as usize].cnst);
         }
-    }
-
-    /// Swaps the elements at positions `i` and `j` of constraint `c`'s list.
-    #[inline]
-    fn swap_elems(&mut self, c: u32, i: u32, j: u32) {
-        if i == j {
-            return;
-        }
-        let cn = &mut self.cnsts[c as usize];
-        cn.elems.swap(i as usize, j as usize);
-        let (a, b) = (cn.elems[i as usize], cn.elems[j as usize]);
-        self.elems[a as usize].pos = i;
-        self.elems[b as usize].pos = j;
     }
 
     /// Moves element `e` (of a variable becoming active) into its constraint's active prefix.
     #[inline]
     fn activate_elem(&mut self, e: u32) {
-        let Elem { cnst, pos, .. } = self.elems[e as usize];
-        let first_inactive = self.cnsts[cnst as usize].n_active;
-        debug_assert!(pos >= first_inactive, "element already active");
-        self.swap_elems(cnst, pos, first_inactive);
-        self.cnsts[cnst as usize].n_active += 1;
+        cross_active_boundary(&mut self.elems, &mut self.cnsts, e, true);
     }
 
     /// Moves element `e` (of a variable becoming inactive) out of the active prefix.
     #[inline]
     fn deactivate_elem(&mut self, e: u32) {
-        let Elem { cnst, pos, .. } = self.elems[e as usize];
-        let last_active = self.cnsts[cnst as usize].n_active - 1;
-        debug_assert!(pos <= last_active, "element already inactive");
-        self.swap_elems(cnst, pos, last_active);
-        self.cnsts[cnst as usize].n_active -= 1;
+        cross_active_boundary(&mut self.elems, &mut self.cnsts, e, false);
     }
 
     /// The elements of constraint `c` whose variables are active (penalty > 0).
@@ -632,6 +590,31 @@ impl System {
         }
         self.settle_group_events();
         self.sleep_if_hubless();
+    }
+}
+
+/// Moves element `e` across its constraint's active boundary: into the active prefix (at its
+/// end, `activate`) or out of it (the prefix's last place, then the prefix shrinks), swapping it
+/// with the element there. The element arena and the constraints are passed apart so that a
+/// caller may hold other fields of the system.
+#[inline]
+fn cross_active_boundary(elems: &mut [Elem], cnsts: &mut [Cnst], e: u32, activate: bool) {
+    let Elem { cnst, pos, .. } = elems[e as usize];
+    let c = &mut cnsts[cnst as usize];
+    let target = if activate {
+        debug_assert!(pos >= c.n_active, "element already active");
+        c.n_active += 1;
+        c.n_active - 1
+    } else {
+        debug_assert!(pos < c.n_active, "element already inactive");
+        c.n_active -= 1;
+        c.n_active
+    };
+    if target != pos {
+        let other = c.elems[target as usize];
+        c.elems.swap(target as usize, pos as usize);
+        elems[other as usize].pos = pos;
+        elems[e as usize].pos = target;
     }
 }
 

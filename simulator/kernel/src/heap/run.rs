@@ -98,7 +98,7 @@ impl Run {
         }
     }
 
-    /// The live entries, with their indices in `entries` (for renumbering).
+    /// The live entries (for renumbering their sequence numbers).
     pub(super) fn live_mut(&mut self) -> impl Iterator<Item = &mut Entry> {
         self.entries[self.head..]
             .iter_mut()
