@@ -16,7 +16,8 @@ if [ "$(id -u)" = 0 ]; then
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 fi
 timed "$target/release/timeless" calibrate network -n 2 --out "$out"
-# The same measurements with 4 segments, to see what the cache-size cliff costs the 3-segment fit.
+# The same measurements with 4 segments (5 with the eager/rendezvous switch), to see what one
+# more break buys the 3-segment fit.
 "$target/release/timeless" calibrate network --from-csv "$out/pingpong.csv" --segments 4 \
     --out "$out/segments4" --speed "$(sed -n 's/.*speed="\([^"]*\)f".*/\1/p' "$out/platform.xml")"
 rm "$out/segments4/pingpong.csv" # the same samples as "$out/pingpong.csv"

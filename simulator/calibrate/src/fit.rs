@@ -25,6 +25,15 @@
 //! `min_points` points, and no run may straddle a forced break (a size at which a new run must
 //! start, e.g. the eager/rendezvous switch). Cost: O(K·n²) run evaluations of O(n) each; n is
 //! a few dozen sizes. Ties keep the earliest breakpoint, so the result is deterministic.
+//!
+//! A companion series (`FitOptions::companion_points`: the network calibration passes the
+//! bidirectional exchange) adds to each run's cost the relative least-squares cost of its own
+//! line over its sizes in the run's range `[S_i, S_j]` (weights from its own neighbours, as
+//! above): a break then goes where both series bend. A protocol switch moves both the one-way
+//! time and the exchange, but the ping-pong alone can hide it in its noise: on the EPYC
+//! machine (validation/calibration/README.md) vader's 4 KiB switch raises the one-way time by
+//! 6 % (4032 → 4096 B, within the scatter of the sizes around it) and the exchange by 22 %;
+//! fitted alone, the ping-pong put that break at 6144 B.
 
 use crate::CalibrateError;
 
@@ -40,6 +49,12 @@ pub struct FitOptions {
     pub offset_bytes: f64,
     /// Sizes (bytes) at which a segment must start, when they fall inside the measured range.
     pub forced_breaks_bytes: Vec<u64>,
+    /// A second series `(size bytes, seconds)` measured across the same protocol regimes (the
+    /// bidirectional exchange of the network calibration), empty by default. When given, the
+    /// cost of a run is its own line's plus the companion's line's over the companion's sizes
+    /// in the run's size range (module docs, "Breakpoint search"); the segments' lines are the
+    /// primary series' alone.
+    pub companion_points: Vec<(u64, f64)>,
 }
 
 impl Default for FitOptions {
@@ -49,6 +64,7 @@ impl Default for FitOptions {
             min_points: 3,
             offset_bytes: 0.0,
             forced_breaks_bytes: Vec::new(),
+            companion_points: Vec::new(),
         }
     }
 }
@@ -221,11 +237,31 @@ pub fn fit_piecewise(
                 .iter()
                 .any(|&f| sorted[i].0 < f && f <= sorted[j].0)
     };
+    let mut companion = opts.companion_points.clone();
+    companion.sort_by_key(|p| p.0);
+    let companion_times: Vec<f64> = companion.iter().map(|p| p.1).collect();
+    let companion_xy: Vec<(f64, f64, f64)> = companion
+        .iter()
+        .zip(relative_weights(&companion_times))
+        .map(|(&(s, t), w)| (s as f64 + opts.offset_bytes, t, w))
+        .collect();
+    // The companion's points in the size range of run i..=j: [lo, hi).
+    let companion_range = |i: usize, j: usize| {
+        let lo = companion.partition_point(|p| p.0 < sorted[i].0);
+        let hi = companion.partition_point(|p| p.0 <= sorted[j].0);
+        (lo, hi)
+    };
     let mut run_cost = vec![vec![f64::INFINITY; n]; n];
     for i in 0..n {
         for j in i..n {
             if admissible(i, j) {
-                run_cost[i][j] = fit_line(&xy[i..=j]).cost;
+                let (lo, hi) = companion_range(i, j);
+                let extra = if hi > lo + 1 {
+                    fit_line(&companion_xy[lo..hi]).cost
+                } else {
+                    0.0
+                };
+                run_cost[i][j] = fit_line(&xy[i..=j]).cost + extra;
             }
         }
     }
@@ -446,6 +482,36 @@ mod tests {
         let fit = fit_piecewise(&pts, &opts).unwrap();
         assert_eq!(fit.segments[1].first_size_bytes, 64);
         assert_eq!(fit.segments[0].last_size_bytes, 32);
+    }
+
+    /// A companion series places a break the primary leaves free. Primary: the exact line
+    /// t = 1 + S at S = 1..=8, so every 2-segment split costs 0 (to rounding) and the data
+    /// alone do not decide. Companion: 1 at S = 1..=5 and 10 at S = 6..=8,
+    /// two flat runs, so the only split of zero total cost is [1, 5] | [6, 8]. The lines stay
+    /// the primary's: a = 1, b = 1 on both.
+    #[test]
+    fn companion_places_the_break() {
+        let primary: Vec<(u64, f64)> = (1..=8u64).map(|s| (s, 1.0 + s as f64)).collect();
+        let alone = FitOptions {
+            segments: 2,
+            min_points: 2,
+            ..FitOptions::default()
+        };
+        let with = FitOptions {
+            companion_points: (1..=8u64)
+                .map(|s| (s, if s <= 5 { 1.0 } else { 10.0 }))
+                .collect(),
+            ..alone
+        };
+        let fit = fit_piecewise(&primary, &with).unwrap();
+        let seg = &fit.segments;
+        assert_eq!((seg[0].first_size_bytes, seg[0].last_size_bytes), (1, 5));
+        assert_eq!((seg[1].first_size_bytes, seg[1].last_size_bytes), (6, 8));
+        for s in seg {
+            assert!(close(s.intercept_secs, 1.0, 1e-9), "{s:?}");
+            assert!(close(s.slope_secs_per_byte, 1.0, 1e-9), "{s:?}");
+        }
+        assert!(fit.relative_rms < 1e-12);
     }
 
     #[test]

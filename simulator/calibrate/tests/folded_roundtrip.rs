@@ -55,7 +55,9 @@ fn folded_calibration_recovers_the_busy_pairs() {
     for (s, t) in simulate_exchange(&truth, ends, 4, &cfg, &sizes(), dir.path()).unwrap() {
         folded.push(Op::Exchange, s, t);
     }
+    // The truth's 3 segments: 2 where the data bends, and the switch at 65536 B.
     let opts = NetworkOptions {
+        segments: 2,
         latency_secs: Some(50e-6),
         bandwidth_bytes_per_sec: Some(125e6),
         added_latency_secs: 25e-6,
@@ -236,7 +238,9 @@ fn folded_late_wait_recovers_our_own_simulator() {
     )
     .unwrap();
     let mut m = measurements(&rtt);
+    // The truth's 3 segments: 2 where the data bends, and the switch at 65536 B.
     let opts = NetworkOptions {
+        segments: 2,
         latency_secs: Some(50e-6),
         bandwidth_bytes_per_sec: Some(125e6),
         flow_sharing: false,
@@ -305,4 +309,68 @@ fn folded_late_wait_recovers_our_own_simulator() {
     for ((s, want), got) in measured.iter().zip(&replayed) {
         assert!(within(*got, *want, 1e-9), "S = {s}: {got} vs {want}");
     }
+}
+
+/// The barrier-exit skew recovered from our own simulator's folded exchange
+/// (`fit_exchange_skew`): the calibrated lone flow of `true_cfg` with rendezvous from 1024 B,
+/// 4 ranks exchanging with rank 1 a true 40 µs late. On the eager sizes (1–512 B) an
+/// exchange replayed with a skew at least the partner's own time lasts the skew plus one
+/// message, so the fit gives back 40 µs from an estimate of 0 (too short) and of 100 µs (too
+/// long), and leaves an estimate alone when no size is eager.
+#[test]
+fn folded_skew_recovers_our_own_simulator() {
+    use timeless_calibrate::network::{fit_exchange_skew, fit_flow_sharing};
+    use timeless_calibrate::pingpong_sim::simulate_exchange_after_skew;
+    let dir = tempfile::tempdir().unwrap();
+    let lone = load(&platform_xml(&hosts(&["h0", "h1"]), &p1_link(), "lone"));
+    let rtt = simulate_pingpong(
+        &lone,
+        ids(&lone, "h0", "h1"),
+        &true_cfg(),
+        &sizes(),
+        dir.path(),
+    )
+    .unwrap();
+    let mut m = measurements(&rtt);
+    // The truth's 3 segments: 2 where the data bends, and the switch at 65536 B.
+    let opts = NetworkOptions {
+        segments: 2,
+        latency_secs: Some(50e-6),
+        bandwidth_bytes_per_sec: Some(125e6),
+        flow_sharing: false,
+        ..NetworkOptions::default()
+    };
+    let cal = calibrate_network(&m, &opts).unwrap();
+    let p = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &cal.link,
+        "calibrated",
+    ));
+    let ends = ids(&p, "h0", "h1");
+    let mut params = cal.params.clone();
+    params.detached_thresh_bytes = 1024;
+    let measured = simulate_exchange_after_skew(
+        &p,
+        ends,
+        4,
+        &params.cfg_items(),
+        &sizes(),
+        40e-6,
+        dir.path(),
+    )
+    .unwrap();
+    m.push(Op::ExchangeRanks, 4, 0.0);
+    for &(s, t) in &measured {
+        m.push(Op::Exchange, s, t);
+    }
+    let sharing = fit_flow_sharing(&m, &cal.fit, &params, 1)
+        .unwrap()
+        .expect("exchange measured");
+    for estimate in [0.0, 100e-6] {
+        let skew = fit_exchange_skew(&p, ends, &sharing, &params, estimate, dir.path()).unwrap();
+        assert!(within(skew, 40e-6, 1e-9), "from {estimate}: {skew}");
+    }
+    params.detached_thresh_bytes = 1;
+    let kept = fit_exchange_skew(&p, ends, &sharing, &params, 7e-6, dir.path()).unwrap();
+    assert_eq!(kept, 7e-6);
 }

@@ -40,7 +40,10 @@ fn calibration_recovers_known_factors() {
     let m = measurements(&rtt);
 
     // Calibrate against the true nominal link, so the factors are comparable with the truth.
+    // Two breaks where the data bends; the detected switch (65536 B) adds the truth's third
+    // segment.
     let opts = NetworkOptions {
+        segments: 2,
         latency_secs: Some(50e-6),
         bandwidth_bytes_per_sec: Some(125e6),
         ..NetworkOptions::default()
@@ -317,13 +320,18 @@ fn the_pair_ratio_leaves_single_flows_unchanged() {
     let with = measurements_with_exchange(&truth, ids(&truth, "h0", "h1"));
     let mut without = with.clone();
     without.samples.retain(|s| s.op != Op::Exchange);
-    let a = calibrate_network(&without, &NetworkOptions::default()).unwrap();
-    let b = calibrate_network(&with, &NetworkOptions::default()).unwrap();
+    // The truth's 3 segments: 2 where the data bends, and the switch at 65536 B.
+    let opts = NetworkOptions {
+        segments: 2,
+        ..NetworkOptions::default()
+    };
+    let a = calibrate_network(&without, &opts).unwrap();
+    let b = calibrate_network(&with, &opts).unwrap();
     assert!(a.flow_sharing.is_none() && a.link.flow_aggregate_ratio.is_none());
     // Ignoring the exchange is the same as not measuring it.
     let ignored = NetworkOptions {
         flow_sharing: false,
-        ..NetworkOptions::default()
+        ..opts.clone()
     };
     assert_eq!(calibrate_network(&with, &ignored).unwrap(), a);
     assert_eq!(a.fit, b.fit);

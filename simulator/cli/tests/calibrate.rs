@@ -25,7 +25,8 @@ fn timeless(dir: &Path, args: &[&str]) -> (String, String, i32) {
 /// * S >= 65536: a = 10e-6, b = 1.05/1e9 → lat-factor 10, bw-factor 1.
 ///
 /// No send/late series, so the detached threshold is SimGrid's 65536, which is also where the
-/// third segment starts. Factor thresholds: 0, 2048 + 15, 65536 + 15.
+/// third segment starts: the tests fit with `--segments 2` (two breaks where the data bends),
+/// the switch adding the third. Factor thresholds: 0, 2048 + 15, 65536 + 15.
 fn pingpong_csv() -> String {
     let mut s = String::from("op,size_bytes,time_secs\n");
     for k in 0..=20u32 {
@@ -77,6 +78,8 @@ fn network_from_csv_writes_the_hand_derived_factors() {
             "pp.csv",
             "--out",
             "cal",
+            "--segments",
+            "2",
             "--latency",
             "1e-6",
             "--bandwidth",
@@ -189,6 +192,8 @@ fn network_with_exchange_writes_the_pair_ratio() {
             "pp.csv",
             "--out",
             "cal",
+            "--segments",
+            "2",
             "--latency",
             "1e-6",
             "--bandwidth",
@@ -273,6 +278,8 @@ fn network_over_unfolded_adds_the_folded_wait() {
             "base",
             "--out",
             "cal",
+            "--segments",
+            "2",
             "--latency",
             "1e-6",
             "--bandwidth",

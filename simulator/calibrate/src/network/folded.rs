@@ -18,9 +18,17 @@
 //! of the ranks. In a fold the ranks leave the barrier as their cores come round, each pair's
 //! two a wait for a core apart, so the first out of the slowest pair waits for its partner
 //! (1 B, 2 ranks per core: 5.9 µs against 2.6 µs one way). The replay
-//! ([`crate::pingpong_sim::simulate_exchange_after_skew`]) starts rank 1 that skew late:
-//! the median of the largest of the F/2 pairs' skews, each distributed as the folded
-//! ping-pong's waits ([`exchange_skew_secs`]). At rendezvous sizes the partner that comes
+//! ([`crate::pingpong_sim::simulate_exchange_after_skew`]) starts rank 1 that skew late,
+//! fitted on the exchange below the detached threshold ([`fit_exchange_skew`]: an eager
+//! exchange is the skew, one message and the overheads, nothing else unknown) from an
+//! estimate: the median of the largest of the F/2 pairs' skews, each distributed as the
+//! folded ping-pong's waits ([`exchange_skew_secs`]). The estimate takes one wait per pair,
+//! but the measuring barrier releases its F ranks over several rounds of messages, each
+//! waiting for a core: on the EPYC machine it fell short of the eager exchange by 2.1 µs
+//! with 2 ranks per core (estimate 3.2 µs, fitted 5.4 µs) and by 14 µs with 4 (9.8 against
+//! 23.9 µs), and the late wait fitted after it took the difference (5.8 µs from 384 B with 2
+//! per core, where the eager-sized rendezvous exchange of 384 B – 4 KiB costs no more than
+//! the eager one). At rendezvous sizes the partner that comes
 //! late finds the request-to-send waiting, copies and acknowledges, and the sender, which
 //! yielded its core while it waited, sees the acknowledgement only once it gets a core again:
 //! `timeless/rendezvous-late-wait` (a replay option, 0 by default: SimGrid's rendezvous ends
@@ -271,6 +279,66 @@ pub fn exchange_skew_secs(
     let q = 0.5f64.powf(1.0 / pairs.max(1) as f64);
     let i = ((q * waits.len() as f64).ceil() as usize).clamp(1, waits.len());
     Some(waits[i - 1].max(0.0))
+}
+
+/// Fits the barrier-exit skew of a folded exchange (module docs, "The folded exchange as the
+/// benchmark times it") on the exchange sizes below the detached threshold, starting from
+/// `estimate_secs` ([`exchange_skew_secs`]): replay those sizes as the benchmark times them
+/// ([`simulate_exchange_after_skew`] on `platform` with `params`), move the skew by the median
+/// of measured minus replayed (at least 0), and again, until it moves by at most
+/// [`LATE_WAIT_TOLERANCE_SECS`] (at most [`LATE_WAIT_ROUNDS`] rounds). An eager exchange is
+/// the skew, one message and the overheads, without a rendezvous wait, so the skew is its only
+/// unknown there; the replay grows by at most the skew's move (the late rank's partner pays
+/// its `ois` meanwhile), so no round overshoots the fixed point. Returns
+/// `estimate_secs` when no exchange size is below the threshold. The skew is the benchmark's
+/// (how its ranks leave its barrier), not the platform's: it is not written to the
+/// configuration, but the late wait fitted after it ([`fit_rendezvous_late_wait`]) is.
+///
+/// # Errors
+/// Those of [`simulate_exchange_after_skew`].
+pub fn fit_exchange_skew(
+    platform: &Platform,
+    hosts: [HostId; 2],
+    sharing: &FlowSharing,
+    params: &SimgridParams,
+    estimate_secs: f64,
+    scratch: &Path,
+) -> Result<f64, CalibrateError> {
+    let eager: Vec<(u64, f64)> = sharing
+        .points
+        .iter()
+        .filter(|p| p.size_bytes < params.detached_thresh_bytes)
+        .map(|p| (p.size_bytes, p.measured_secs))
+        .collect();
+    if eager.is_empty() {
+        return Ok(estimate_secs);
+    }
+    let cfg = params.cfg_items();
+    let sizes: Vec<u64> = eager.iter().map(|p| p.0).collect();
+    let mut skew = estimate_secs.max(0.0);
+    for _ in 0..LATE_WAIT_ROUNDS {
+        let replayed = simulate_exchange_after_skew(
+            platform,
+            hosts,
+            sharing.flows,
+            &cfg,
+            &sizes,
+            skew,
+            scratch,
+        )?;
+        let diffs: Vec<f64> = eager
+            .iter()
+            .zip(&replayed)
+            .map(|(&(_, measured), &(_, sim))| measured - sim)
+            .collect();
+        let next = median(&diffs).map_or(skew, |d| (skew + d).max(0.0));
+        let moved = (next - skew).abs();
+        skew = next;
+        if moved <= LATE_WAIT_TOLERANCE_SECS {
+            break;
+        }
+    }
+    Ok(skew)
 }
 
 /// `timeless/rendezvous-late-wait` for a folded calibration (module docs), one round of its

@@ -33,16 +33,18 @@ pub use exchange::{
     BANDWIDTH_REGIME_SHARE, NEGLIGIBLE_OVERHEAD_SECS,
 };
 pub use folded::{
-    added_wait_secs, calibrate_folded_network, exchange_skew_secs, fit_folded_sharing,
-    fit_rendezvous_late_wait, rendezvous_late_wait_entries, FoldedSharing, LATE_WAIT_ROUNDS,
-    LATE_WAIT_TOLERANCE_SECS, RATIO_GRID_STEPS,
+    added_wait_secs, calibrate_folded_network, exchange_skew_secs, fit_exchange_skew,
+    fit_folded_sharing, fit_rendezvous_late_wait, rendezvous_late_wait_entries, FoldedSharing,
+    LATE_WAIT_ROUNDS, LATE_WAIT_TOLERANCE_SECS, RATIO_GRID_STEPS,
 };
 pub use pingpong::{calibrate_network, detect_detached_thresh, DEFAULT_DETACHED_THRESH_BYTES};
 
 /// Options of [`calibrate_network`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct NetworkOptions {
-    /// Number of segments (3 in seed 003 §5).
+    /// Number of segments the fit places where the data bends (3 in seed 003 §5); the
+    /// eager/rendezvous switch, when inside the measured sizes, adds one ([`pingpong`] module
+    /// docs, "Segments").
     pub segments: usize,
     /// Minimum number of sizes per segment.
     pub min_points: usize,

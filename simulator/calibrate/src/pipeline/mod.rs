@@ -25,8 +25,9 @@
 //! and an extra wait per segment fitted on the folded ping-pong and exchange of the busy pairs
 //! ([`crate::network::calibrate_folded_network`]). The benchmark is replayed as it ran: the
 //! ping-pong on every measuring pair at once (the `exchange_ranks` count of the
-//! measurements), a folded exchange with the barrier-exit skew of its longest pair and, fitted
-//! on it, `timeless/rendezvous-late-wait` ([`crate::network::fit_rendezvous_late_wait`]);
+//! measurements), a folded exchange with the barrier-exit skew of its longest pair (fitted on
+//! its eager sizes, [`crate::network::fit_exchange_skew`]) and, fitted on it,
+//! `timeless/rendezvous-late-wait` ([`crate::network::fit_rendezvous_late_wait`]);
 //! without `--unfolded`, a folded exchange after SimGrid's barrier.
 //!
 //! ```no_run
@@ -52,7 +53,7 @@ use crate::input;
 use crate::measurement::{Measurements, Op};
 use crate::network::{
     added_wait_secs, calibrate_folded_network, calibrate_network, exchange_skew_secs,
-    fit_rendezvous_late_wait, NetworkOptions,
+    fit_exchange_skew, fit_rendezvous_late_wait, NetworkOptions,
 };
 use crate::pingpong_sim::{
     simulate_exchange, simulate_exchange_after_barrier, simulate_pingpong_pairs,
@@ -348,19 +349,17 @@ pub fn calibrate_network_files(
         flow_sharing: args.flow_sharing,
         ..NetworkOptions::default()
     };
-    // With --unfolded: the unfolded measurements, refitted with one SHARED link and every
+    // With --unfolded: the unfolded measurements, refitted, with every
     // message's latency raised by the wait the folded ping-pong shows.
     let mut unfolded_note = None;
     let unfolded_base = match &args.unfolded {
         Some(dir) => {
             let path = dir.join("pingpong.csv");
             let base = input::read_csv(&path).map_err(PipelineError::Input)?;
-            let lone = NetworkOptions {
-                flow_sharing: false,
-                ..opts.clone()
-            };
+            // The unfolded fit as `calibrate_folded_network` makes it (its exchange helps
+            // place the breaks), so that its first segment is the one the wait is taken on.
             let base_cal =
-                calibrate_network(&base, &lone).map_err(|error| PipelineError::Unfolded {
+                calibrate_network(&base, &opts).map_err(|error| PipelineError::Unfolded {
                     path: path.clone(),
                     error,
                 })?;
@@ -450,8 +449,24 @@ pub fn calibrate_network_files(
     if let Some(sharing) = cal.flow_sharing.clone() {
         let n = sharing.points.len() as u64;
         progress.begin(Stage::SimulateExchange, n);
+        // The skew estimated from the ping-pong's waits, then fitted on the eager exchange.
+        let skew = match skew {
+            Some(estimate) => Some((
+                estimate,
+                fit_exchange_skew(
+                    &platform,
+                    ends,
+                    &sharing,
+                    &cal.params,
+                    estimate,
+                    scratch.path(),
+                )
+                .map_err(PipelineError::Measured)?,
+            )),
+            None => None,
+        };
         let simulated = match skew {
-            Some(skew) => fit_rendezvous_late_wait(
+            Some((_, skew)) => fit_rendezvous_late_wait(
                 &platform,
                 ends,
                 &sharing,
@@ -481,7 +496,7 @@ pub fn calibrate_network_files(
         };
         progress.position(n, n);
         progress.end();
-        if let Some(skew) = skew {
+        if let Some((estimate, skew)) = skew {
             let waits: Vec<String> = cal
                 .params
                 .rendezvous_late_wait
@@ -490,7 +505,7 @@ pub fn calibrate_network_files(
                 .map(|e| format!("S > {} B: {:.4e} s", e.threshold_bytes, e.intercept_secs))
                 .collect();
             exchange_note = Some(format!(
-                "folded exchange replayed as the benchmark times it: rank 1 {skew:.4e} s late (the median of the largest of the {} pairs' barrier-exit skews, each distributed as the folded ping-pong's waits); a rendezvous send whose receiver comes late waits for its acknowledgement, timeless/rendezvous-late-wait fitted on the exchange outside the bandwidth regime: {}\n",
+                "folded exchange replayed as the benchmark times it: rank 1 {skew:.4e} s late, the barrier-exit skew fitted on the exchange below the detached threshold (estimated from the folded ping-pong's waits, the median of the largest of the {} pairs' skews: {estimate:.4e} s); a rendezvous send whose receiver comes late waits for its acknowledgement, timeless/rendezvous-late-wait fitted on the exchange outside the bandwidth regime: {}\n",
                 sharing.flows / 2,
                 if waits.is_empty() {
                     "0 (not written)".to_string()

@@ -26,7 +26,7 @@ pub struct NetworkArgs {
     /// Output directory (created).
     #[arg(long, default_value = "calibration")]
     pub out: PathBuf,
-    /// Number of linear segments of the network model (seed 003 §5 uses 3).
+    /// Number of linear segments of the network model where the data bends (seed 003 §5 uses 3); the eager/rendezvous switch, when inside the measured sizes, adds one
     #[arg(long, default_value_t = 3)]
     pub segments: usize,
     /// Read SKaMPI `Pingpong_Send_Recv` output instead of running the benchmark.
