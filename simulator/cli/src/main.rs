@@ -18,6 +18,16 @@ mod validate;
 
 use std::process::ExitCode;
 
+/// The allocator: mimalloc rather than glibc's. A replay's two threads pass every decoded
+/// batch from one to the other (allocated by the decoder, freed by the replay), which glibc
+/// serves from per-thread arenas grown a page at a time (about 3,000 `mprotect` calls at 4,096
+/// ranks). With mimalloc the 4,096-rank ring, stencil and allreduce of `validation/bench` ran
+/// 5-17 % faster and the 64-rank points within their noise (medians of 3 alternated runs,
+/// `validation/bench/SCALING.md`); the libraries keep the system allocator of whatever
+/// front end links them.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Parser, Subcommand};
 
 /// Predict MPI run times by replaying time-independent traces (SimGrid 3.32 compatible).
