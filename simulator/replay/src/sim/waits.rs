@@ -106,11 +106,16 @@ impl Simulation<'_> {
     /// receive whose sender was detached (reference §4.3), nothing otherwise.
     pub(super) fn recv_overhead_secs(&self, q: ReqId) -> f64 {
         let req = &self.mail.reqs[q as usize];
+        // The request's own fields first: most completions (sends, rendezvous receives) owe
+        // nothing, and the owner's host and its table are then not read.
+        if req.is_send || !req.sender_detached {
+            return 0.0;
+        }
         let or = self.overhead(self.ranks[req.owner as usize].host, 1);
-        if !req.is_send && req.sender_detached && !or.is_zero() {
-            or.overhead_secs(req.sender_bytes as f64)
-        } else {
+        if or.is_zero() {
             0.0
+        } else {
+            or.overhead_secs(req.sender_bytes as f64)
         }
     }
 
