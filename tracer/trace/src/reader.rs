@@ -146,8 +146,10 @@ impl TraceSource {
             Err(_) => u64::MAX,
         };
         // A block no larger than the file: thousands of small rank files read in one call
-        // each, without 64 KiB apiece of buffers.
-        let block = len.saturating_add(1).clamp(4096, 64 * 1024) as usize;
+        // each, without 64 KiB apiece of buffers; and no larger than the rank's share of
+        // [`BLOCK_BUDGET_BYTES`], since every rank's stream is open at once.
+        let share = (BLOCK_BUDGET_BYTES / u64::from(nranks.max(1))).clamp(4096, 64 * 1024);
+        let block = len.saturating_add(1).clamp(4096, share) as usize;
         Ok(RankReader {
             lines: LineReader::new(file, block),
             path,
@@ -160,6 +162,13 @@ impl TraceSource {
         })
     }
 }
+
+/// The read blocks of all ranks' streams together, at most (each at least 4 KiB, at most 64 KiB).
+/// A replay opens every rank's stream at once, and a block larger than the file holds the
+/// whole file: at 4,096 ranks the stencil of `validation/bench` (15 KB per rank) kept 60 MB of
+/// trace text in memory, which a fresh process pays for in page faults. 16 MiB gives 64 KiB
+/// blocks up to 256 ranks and 4 KiB from 4,096.
+pub const BLOCK_BUDGET_BYTES: u64 = 16 << 20;
 
 fn looks_like_action(line: &str) -> bool {
     let mut f = fields(line);
