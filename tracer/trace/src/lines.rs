@@ -33,7 +33,8 @@ pub struct LineReader<R> {
     text_offset: u64,
     /// Bytes that start a multi-byte character not complete yet (at most 3).
     carry: Vec<u8>,
-    /// Bytes asked of `inner` per read.
+    /// The buffer's length at a read: the carried bytes of a partial line, then as many read
+    /// as fill it (at least as many as are carried).
     block: usize,
     /// `inner` returned end of file.
     eof: bool,
@@ -99,7 +100,11 @@ impl<R: Read> LineReader<R> {
         let carried = self.carry.len();
         bytes.append(&mut self.carry);
         let old = bytes.len();
-        bytes.resize(old + self.block, 0);
+        // The buffer stays one block long: the carried partial line plus what fills the rest
+        // (a line longer than the block doubles it instead), so that a reader's buffer does not
+        // grow to two blocks by carrying a few bytes.
+        let len = self.block.max(2 * old).max(old + 1);
+        bytes.resize(len, 0);
         let n = loop {
             match self.inner.read(&mut bytes[old..]) {
                 Ok(n) => break n,
