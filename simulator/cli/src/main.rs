@@ -21,10 +21,11 @@ use std::process::ExitCode;
 /// The allocator: mimalloc rather than glibc's. A replay's two threads pass every decoded
 /// batch from one to the other (allocated by the decoder, freed by the replay), which glibc
 /// serves from per-thread arenas grown a page at a time (about 3,000 `mprotect` calls at 4,096
-/// ranks). With mimalloc the 4,096-rank ring, stencil and allreduce of `validation/bench` ran
-/// 5-17 % faster and the 64-rank points within their noise (medians of 3 alternated runs,
-/// `validation/bench/SCALING.md`); the libraries keep the system allocator of whatever
-/// front end links them.
+/// ranks). With mimalloc the 4,096-rank stencil, ring and allreduce of `validation/bench` ran
+/// 8, 15 and 13 % faster and the 64- and 16-rank points the same (medians of 5 alternated
+/// runs, `validation/bench/SCALING.md`, session 18), for about twice the live heap in
+/// committed memory; the libraries keep the system allocator of whatever front end links
+/// them.
 ///
 /// Freed memory is kept rather than purged (`mi_option_purge_delay` -1): by default mimalloc
 /// hands freed pages back to the OS after a delay and the next allocation faults them in again,
