@@ -165,7 +165,7 @@ impl TraceSource {
 
 /// The read blocks of all ranks' streams together, at most (each at least 4 KiB, at most 64 KiB).
 /// A replay opens every rank's stream at once, and a block larger than the file holds the
-/// whole file: at 4,096 ranks the stencil of `validation/bench` (15 KB per rank) kept 60 MB of
+/// whole file: at 4,096 ranks the stencil of `validation/bench` (10 KB per rank) kept 40 MB of
 /// trace text in memory, which a fresh process pays for in page faults. 16 MiB gives 64 KiB
 /// blocks up to 256 ranks and 4 KiB from 4,096.
 pub const BLOCK_BUDGET_BYTES: u64 = 16 << 20;
