@@ -228,33 +228,13 @@ fn folded_late_wait_recovers_our_own_simulator() {
     use timeless_calibrate::pingpong_sim::simulate_exchange_after_skew;
     use timeless_calibrate::simgrid::OverheadEntry;
     let dir = tempfile::tempdir().unwrap();
-    let lone = load(&platform_xml(&hosts(&["h0", "h1"]), &p1_link(), "lone"));
-    let rtt = simulate_pingpong(
-        &lone,
-        ids(&lone, "h0", "h1"),
-        &true_cfg(),
-        &sizes(),
-        dir.path(),
-    )
-    .unwrap();
-    let mut m = measurements(&rtt);
-    // The truth's 3 segments: 2 where the data bends, and the switch at 65536 B.
-    let opts = NetworkOptions {
-        segments: 2,
-        latency_secs: Some(50e-6),
-        bandwidth_bytes_per_sec: Some(125e6),
-        flow_sharing: false,
-        ..NetworkOptions::default()
-    };
-    let cal = calibrate_network(&m, &opts).unwrap();
-    let p = load(&platform_xml(
-        &hosts(&["h0", "h1"]),
-        &cal.link,
-        "calibrated",
-    ));
-    let ends = ids(&p, "h0", "h1");
-    let mut params = cal.params.clone();
-    params.detached_thresh_bytes = 1024;
+    let Lone {
+        mut m,
+        cal,
+        p,
+        ends,
+        mut params,
+    } = calibrated_lone_flow(dir.path());
     let mut truth = params.clone();
     truth.rendezvous_late_wait = vec![
         OverheadEntry {
@@ -322,33 +302,13 @@ fn folded_skew_recovers_our_own_simulator() {
     use timeless_calibrate::network::{fit_exchange_skew, fit_flow_sharing};
     use timeless_calibrate::pingpong_sim::simulate_exchange_after_skew;
     let dir = tempfile::tempdir().unwrap();
-    let lone = load(&platform_xml(&hosts(&["h0", "h1"]), &p1_link(), "lone"));
-    let rtt = simulate_pingpong(
-        &lone,
-        ids(&lone, "h0", "h1"),
-        &true_cfg(),
-        &sizes(),
-        dir.path(),
-    )
-    .unwrap();
-    let mut m = measurements(&rtt);
-    // The truth's 3 segments: 2 where the data bends, and the switch at 65536 B.
-    let opts = NetworkOptions {
-        segments: 2,
-        latency_secs: Some(50e-6),
-        bandwidth_bytes_per_sec: Some(125e6),
-        flow_sharing: false,
-        ..NetworkOptions::default()
-    };
-    let cal = calibrate_network(&m, &opts).unwrap();
-    let p = load(&platform_xml(
-        &hosts(&["h0", "h1"]),
-        &cal.link,
-        "calibrated",
-    ));
-    let ends = ids(&p, "h0", "h1");
-    let mut params = cal.params.clone();
-    params.detached_thresh_bytes = 1024;
+    let Lone {
+        mut m,
+        cal,
+        p,
+        ends,
+        mut params,
+    } = calibrated_lone_flow(dir.path());
     let measured = simulate_exchange_after_skew(
         &p,
         ends,
@@ -373,4 +333,44 @@ fn folded_skew_recovers_our_own_simulator() {
     params.detached_thresh_bytes = 1;
     let kept = fit_exchange_skew(&p, ends, &sharing, &params, 7e-6, dir.path()).unwrap();
     assert_eq!(kept, 7e-6);
+}
+
+/// The start of the folded fits' round trips: the lone flow of `true_cfg` ping-ponged on P1's
+/// link, calibrated with the truth's 3 segments (2 where the data bends, and the switch at
+/// 65536 B), written as a two-host platform, with rendezvous from 1024 B.
+struct Lone {
+    m: timeless_calibrate::measurement::Measurements,
+    cal: timeless_calibrate::network::NetworkCalibration,
+    p: timeless_platform::Platform,
+    ends: [timeless_platform::HostId; 2],
+    params: timeless_calibrate::simgrid::SimgridParams,
+}
+
+fn calibrated_lone_flow(dir: &std::path::Path) -> Lone {
+    let lone = load(&platform_xml(&hosts(&["h0", "h1"]), &p1_link(), "lone"));
+    let rtt = simulate_pingpong(&lone, ids(&lone, "h0", "h1"), &true_cfg(), &sizes(), dir).unwrap();
+    let m = measurements(&rtt);
+    let opts = NetworkOptions {
+        segments: 2,
+        latency_secs: Some(50e-6),
+        bandwidth_bytes_per_sec: Some(125e6),
+        flow_sharing: false,
+        ..NetworkOptions::default()
+    };
+    let cal = calibrate_network(&m, &opts).unwrap();
+    let p = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &cal.link,
+        "calibrated",
+    ));
+    let ends = ids(&p, "h0", "h1");
+    let mut params = cal.params.clone();
+    params.detached_thresh_bytes = 1024;
+    Lone {
+        m,
+        cal,
+        p,
+        ends,
+        params,
+    }
 }
