@@ -142,6 +142,17 @@ pub(crate) fn relative_weights(times: &[f64]) -> Vec<f64> {
         .collect()
 }
 
+/// Size-sorted `(size bytes, seconds)` points as the line fit reads them: `(size + offset_bytes,
+/// seconds, relative weight)`, weights from [`relative_weights`].
+fn weighted_points(sorted: &[(u64, f64)], offset_bytes: f64) -> Vec<(f64, f64, f64)> {
+    let times: Vec<f64> = sorted.iter().map(|p| p.1).collect();
+    sorted
+        .iter()
+        .zip(relative_weights(&times))
+        .map(|(&(s, t), w)| (s as f64 + offset_bytes, t, w))
+        .collect()
+}
+
 /// Constrained relative least-squares line through `pts` (x, t); see the module docs.
 fn fit_line(pts: &[(f64, f64, f64)]) -> Line {
     let cost = |a: f64, b: f64| -> f64 {
@@ -223,12 +234,7 @@ pub fn fit_piecewise(
             needed,
         });
     }
-    let times: Vec<f64> = sorted.iter().map(|p| p.1).collect();
-    let xy: Vec<(f64, f64, f64)> = sorted
-        .iter()
-        .zip(relative_weights(&times))
-        .map(|(&(s, t), w)| (s as f64 + opts.offset_bytes, t, w))
-        .collect();
+    let xy = weighted_points(&sorted, opts.offset_bytes);
     // A run i..=j is admissible if long enough and no forced break lies in (size_i, size_j].
     let admissible = |i: usize, j: usize| {
         j + 1 - i >= min_pts
@@ -239,12 +245,7 @@ pub fn fit_piecewise(
     };
     let mut companion = opts.companion_points.clone();
     companion.sort_by_key(|p| p.0);
-    let companion_times: Vec<f64> = companion.iter().map(|p| p.1).collect();
-    let companion_xy: Vec<(f64, f64, f64)> = companion
-        .iter()
-        .zip(relative_weights(&companion_times))
-        .map(|(&(s, t), w)| (s as f64 + opts.offset_bytes, t, w))
-        .collect();
+    let companion_xy = weighted_points(&companion, opts.offset_bytes);
     // The companion's points in the size range of run i..=j: [lo, hi).
     let companion_range = |i: usize, j: usize| {
         let lo = companion.partition_point(|p| p.0 < sorted[i].0);
@@ -338,12 +339,7 @@ pub fn fit_range(
         .filter(|p| p.0 >= first && p.0 <= last)
         .collect();
     in_range.sort_by_key(|p| p.0);
-    let times: Vec<f64> = in_range.iter().map(|p| p.1).collect();
-    let xy: Vec<(f64, f64, f64)> = in_range
-        .iter()
-        .zip(relative_weights(&times))
-        .map(|(&(s, t), w)| (s as f64 + offset_bytes, t, w))
-        .collect();
+    let xy = weighted_points(&in_range, offset_bytes);
     match xy.len() {
         0 => None,
         1 => Some((xy[0].1, 0.0)),
