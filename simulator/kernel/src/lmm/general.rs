@@ -23,10 +23,13 @@ impl System {
         }
         // Breadth-first closure of the modified constraints through active variables.
         let mut modified = std::mem::take(&mut self.modified);
+        // Without a live hub no constraint is in a group's region or cut: the flags (in the
+        // constraint's third cache line) are not read, so that each constraint costs one line.
+        let hubs_live = self.hubs.n_live > 0;
         for &c in &modified {
             // A constraint whose variables all belong to a hub in the group regime was solved
             // by [`System::solve_hubs`] (see `hubs`): the general path leaves it alone.
-            if self.in_group_region(c) || self.is_cut(c) {
+            if hubs_live && (self.in_group_region(c) || self.is_cut(c)) {
                 continue;
             }
             let cn = &mut self.cnsts[c as usize];
@@ -57,6 +60,8 @@ impl System {
     /// writing the memo key when `MEMO` (the fields borrowed apart, so that no access goes
     /// through `self` twice).
     fn walk_component<const MEMO: bool>(&mut self, epoch: u32) {
+        // No cut constraint without a live hub (see `collect`).
+        let hubs_live = self.hubs.n_live > 0;
         let System {
             cnsts,
             vars,
@@ -106,7 +111,7 @@ impl System {
                         memo.push2(u64::from(c2), el.weight.to_bits());
                     }
                     let cn = &mut cnsts[c2 as usize];
-                    if cn.mark != epoch && !cn.reg.cut {
+                    if cn.mark != epoch && !(hubs_live && cn.reg.cut) {
                         cn.mark = epoch;
                         set.push(c2);
                     }

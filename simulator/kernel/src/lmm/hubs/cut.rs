@@ -282,7 +282,8 @@ impl System {
             }
         }
         *charged_upto = self.touched.len();
-        if solved_set {
+        // Only a live hub's constraint has `reg.hub` (and no hub, nothing to cut).
+        if solved_set && self.hubs.n_live > 0 {
             for i in 0..self.set.len() {
                 let c = self.set[i];
                 if let Some(h) = self.cnsts[c as usize].reg.hub {
