@@ -151,18 +151,13 @@ impl System {
         self.hubs.n_cut -= 1;
         self.cnsts[b as usize].reg.cut = false;
         self.cnst_attach(b);
-        // Only active elements carry a charge: a variable is unregistered, which takes its
-        // charges, before its elements leave the active prefix (so the parked variables of
-        // transfer paths, kept in the inactive part, are not walked).
+        // Only listed (active) elements carry a charge: a variable is unregistered, which
+        // takes its charges, before its elements leave the constraint's list (so the parked
+        // variables of transfer paths, not listed, are not walked).
         for k in 0..self.cnsts[b as usize].n_active as usize {
             let e = self.cnsts[b as usize].elems[k];
             self.elem_charged[e as usize] = 0.0;
         }
-        debug_assert!(
-            self.cnsts[b as usize].elems[self.cnsts[b as usize].n_active as usize..]
-                .iter()
-                .all(|&e| self.elem_charged[e as usize] == 0.0)
-        );
         for i in 0..self.cnsts[b as usize].reg.hubs.len() {
             let entry = &mut self.cnsts[b as usize].reg.hubs[i];
             entry.grouped = ExactSum::default();
