@@ -13,9 +13,9 @@ impl System {
         let epoch = self.next_epoch();
         self.set.clear();
         if self.full_solve {
-            for (i, c) in self.cnsts.iter_mut().enumerate() {
+            for (i, c) in self.cnsts.iter().enumerate() {
                 if !c.elems.is_empty() {
-                    c.mark = epoch;
+                    self.cnst_mark[i] = epoch;
                     self.set.push(i as u32);
                 }
             }
@@ -33,11 +33,10 @@ impl System {
             if hubs_live && (self.in_group_region(c) || self.is_cut(c)) {
                 continue;
             }
-            let cn = &mut self.cnsts[c as usize];
             // A constraint left without active variables is a component of its own with
             // nothing to solve (no active element links it to another).
-            if cn.mark != epoch && cn.n_active > 0 {
-                cn.mark = epoch;
+            if self.cnst_mark[c as usize] != epoch && self.cnsts[c as usize].n_active > 0 {
+                self.cnst_mark[c as usize] = epoch;
                 self.set.push(c);
             }
         }
@@ -49,15 +48,17 @@ impl System {
         if memo_on {
             self.memo.begin();
         }
-        // With the memo on (it stays on only while it hits, `memo`), most walks end in a hit,
-        // which needs no filling: the walk initialises the filling only with the memo off.
-        if memo_on {
-            self.walk_component::<true, false>(epoch);
-        } else {
-            self.walk_component::<false, true>(epoch);
+        // A walk that ends in a memo hit needs no filling: the walk initialises the filling
+        // when the memo is off or hits rarely in its current window (`memo`; a 4,096-rank
+        // ring's 300 solves never fill a window and never hit).
+        let init = !memo_on || self.memo.hits_rarely();
+        match (memo_on, init) {
+            (true, true) => self.walk_component::<true, true>(epoch),
+            (true, false) => self.walk_component::<true, false>(epoch),
+            (false, _) => self.walk_component::<false, true>(epoch),
         }
         // Discovery order is deterministic (modified order, then breadth-first), so no sort.
-        !memo_on
+        !memo_on || init
     }
 
     /// The breadth-first walk of [`System::collect`] from the constraints in `self.set`,
@@ -72,6 +73,7 @@ impl System {
         let hubs_live = self.hubs.n_live > 0;
         let System {
             cnsts,
+            cnst_mark,
             vars,
             elems,
             set,
@@ -138,9 +140,9 @@ impl System {
                     if list_elems {
                         memo.push2(u64::from(c2), el.weight.to_bits());
                     }
-                    let cn = &mut cnsts[c2 as usize];
-                    if cn.mark != epoch && !(hubs_live && cn.reg.cut) {
-                        cn.mark = epoch;
+                    let c2u = c2 as usize;
+                    if cnst_mark[c2u] != epoch && !(hubs_live && cnsts[c2u].reg.cut) {
+                        cnst_mark[c2u] = epoch;
                         set.push(c2);
                     }
                 }
@@ -161,12 +163,13 @@ impl System {
 
     /// The general path: bottleneck filling of the components of the modified constraints.
     pub(super) fn solve_general(&mut self) {
+        let touched_before = self.touched.len();
         let initialized = self.collect();
         if self.set.is_empty() {
             // Only constraints left empty were modified: no variable to solve.
             return;
         }
-        if self.memo.enabled && self.memo_apply() {
+        if self.memo.enabled && self.memo_apply(touched_before) {
             return;
         }
         self.fill(initialized);
@@ -181,14 +184,18 @@ impl System {
 
     /// On a memo hit, gives the component's variables their stored values (in the order the
     /// filling would have listed them in [`System::touched`]) and returns `true`.
-    fn memo_apply(&mut self) -> bool {
+    fn memo_apply(&mut self, touched_before: usize) -> bool {
         let Some(entry) = self.memo.lookup() else {
             return false;
         };
-        debug_assert!(
-            self.light.is_empty(),
-            "a walk with the memo on does not begin a filling"
-        );
+        // A walk that initialised the filling listed the variables and the live constraints:
+        // the hit lists the variables again (in the walk's order) and leaves no constraint
+        // live, as a filling does.
+        self.touched.truncate(touched_before);
+        for &c in &self.light {
+            self.cnsts[c as usize].light_pos = NONE;
+        }
+        self.light.clear();
         let (values, fixed) = self.memo.entry(entry);
         for (i, &v) in self.memo.vars.iter().enumerate() {
             let var = &mut self.vars[v as usize];

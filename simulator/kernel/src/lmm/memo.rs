@@ -62,6 +62,8 @@ pub const BUDGET_WORDS: usize = 1 << 22;
 pub const WINDOW: u32 = 4096;
 /// A window with fewer than `WINDOW / MIN_HIT_DIVISOR` hits switches the memo off.
 pub const MIN_HIT_DIVISOR: u32 = 8;
+/// Lookups of a window after which [`SolveMemo::hits_rarely`] judges its hit ratio.
+const JUDGE_AFTER: u32 = 32;
 
 /// A key word marking an element whose variable is seen for the first time.
 const NEW_VAR: u64 = 1 << 63;
@@ -192,6 +194,14 @@ impl SolveMemo {
         }
         self.end_window();
         found.filter(|_| self.enabled)
+    }
+
+    /// True when the current window has seen enough lookups to judge, with hits fewer than
+    /// the switch-off threshold's ratio so far (a hint for work that only a miss needs; it
+    /// never changes a value).
+    pub(super) fn hits_rarely(&self) -> bool {
+        self.window_lookups >= JUDGE_AFTER
+            && self.window_hits.saturating_mul(MIN_HIT_DIVISOR) < self.window_lookups
     }
 
     /// Entry `i`'s (values, fixed), by local number.

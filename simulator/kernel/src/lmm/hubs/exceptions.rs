@@ -145,8 +145,8 @@ impl System {
             } else {
                 self.hubs.list[h as usize].exceptions[i - 1]
             };
+            self.cnst_mark[c as usize] = epoch;
             let cn = &mut self.cnsts[c as usize];
-            cn.mark = epoch;
             cn.reg.slot = i as u32;
             work.push((c, cn.capacity, cn.reg.usage.value()));
         }
@@ -184,10 +184,10 @@ impl System {
                         self.hubs.fixes.push((el.var, x));
                         for j in 0..self.vars[v].elems.len() {
                             let e2 = self.elems[self.vars[v].elems[j] as usize];
-                            let cn = &self.cnsts[e2.cnst as usize];
-                            if cn.mark != epoch {
+                            if self.cnst_mark[e2.cnst as usize] != epoch {
                                 continue;
                             }
+                            let cn = &self.cnsts[e2.cnst as usize];
                             let cap = cn.capacity;
                             let w = &mut work[cn.reg.slot as usize];
                             double_update(&mut w.1, e2.weight * x, cap * MAXMIN_PRECISION);
