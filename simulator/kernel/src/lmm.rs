@@ -102,7 +102,7 @@ impl Sharing {
 }
 
 /// A constraint. Laid out for the cache (`repr(C)`, 64-byte aligned): the fields a solve reads
-/// on every constraint it visits (elements, capacity, remaining, usage, counts, mark, sharing)
+/// on every constraint it visits (elements, capacity, remaining, usage, counts, sharing)
 /// fill the first cache line, the hub bookkeeping the next ones. At 4,096 ranks a solve's
 /// component outgrows the caches, and a constraint spread over three lines missed in each.
 /// With this layout and [`Var`]'s, cachegrind's simulated misses out of a 512 KiB L2 on
@@ -127,6 +127,9 @@ struct Cnst {
     /// Hub bookkeeping of the registered (active) variables here ([`hubs`]).
     reg: hubs::CnstReg,
 }
+
+// The fields a solve reads fill the first cache line, the hub bookkeeping starts the second.
+const _: () = assert!(std::mem::offset_of!(Cnst, reg) == 64);
 
 /// A variable, laid out as [`Cnst`]: what the filling and the walk read on every visit
 /// (penalty, value, bound, elements, mark, fixed, alive) in the first cache line.
