@@ -73,8 +73,62 @@ pub struct Transfer {
 
 #[derive(Debug, Default)]
 struct Queues {
-    sends: VecDeque<PendingSend>,
-    recvs: VecDeque<ReqId>,
+    sends: SmallQueue<PendingSend>,
+    recvs: SmallQueue<ReqId>,
+}
+
+/// A FIFO queue holding its one element inline, spilling to a `VecDeque` from the second on:
+/// a (sender, tag) pair rarely has more than one message or receive pending, and an inline
+/// one is read with the queues that hold it instead of behind a pointer to a buffer of its
+/// own (a cache miss per match at thousands of ranks). Once spilled it stays a `VecDeque`.
+#[derive(Debug)]
+enum SmallQueue<T> {
+    One(Option<T>),
+    Many(VecDeque<T>),
+}
+
+impl<T> Default for SmallQueue<T> {
+    fn default() -> Self {
+        SmallQueue::One(None)
+    }
+}
+
+impl<T> SmallQueue<T> {
+    fn push_back(&mut self, x: T) {
+        match self {
+            SmallQueue::One(slot @ None) => *slot = Some(x),
+            SmallQueue::One(slot) => {
+                let mut q = VecDeque::with_capacity(4);
+                q.extend(slot.take());
+                q.push_back(x);
+                *self = SmallQueue::Many(q);
+            }
+            SmallQueue::Many(q) => q.push_back(x),
+        }
+    }
+
+    fn pop_front(&mut self) -> Option<T> {
+        match self {
+            SmallQueue::One(slot) => slot.take(),
+            SmallQueue::Many(q) => q.pop_front(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            SmallQueue::One(slot) => slot.is_none(),
+            SmallQueue::Many(q) => q.is_empty(),
+        }
+    }
+
+    /// The elements, oldest first.
+    fn iter(&self) -> impl Iterator<Item = &T> {
+        let (one, many) = match self {
+            SmallQueue::One(slot) => (slot.as_ref(), None),
+            SmallQueue::Many(q) => (None, Some(q.iter())),
+        };
+        one.into_iter().chain(many.into_iter().flatten())
+    }
 }
 
 /// How many (source, tag) pairs a rank keeps inline ([`Mailbox`]).
