@@ -63,11 +63,11 @@ impl System {
 
     /// The breadth-first walk of [`System::collect`] from the constraints in `self.set`,
     /// writing the memo key when `MEMO` (the fields borrowed apart, so that no access goes
-    /// through `self` twice), and, when `INIT`, initialising the filling on the way ([`System::fill`]'s
-    /// first step: each constraint's remaining capacity, usage and place among the live
-    /// constraints, each variable's reset and place in [`System::touched`]), in the same
-    /// order a separate pass over the collected set would: a component larger than the cache
-    /// is then read once less (a 4,096-rank ring walks 8,193 constraints per solve).
+    /// through `self` twice), and, when `INIT`, doing the filling's first step on the way
+    /// (each constraint's remaining capacity, usage and place among the live constraints, each
+    /// variable's reset and place in [`System::touched`]) in the order a separate pass over
+    /// the collected set would: a component larger than the cache is then read once less (a
+    /// 4,096-rank ring walks 8,193 constraints per solve).
     fn walk_component<const MEMO: bool, const INIT: bool>(&mut self, epoch: u32) {
         // No cut constraint without a live hub (see `collect`).
         let hubs_live = self.hubs.n_live > 0;
