@@ -135,8 +135,8 @@ impl<T> SmallQueue<T> {
 const INLINE_PAIRS: usize = 4;
 
 /// One receiving rank's queues by (source, tag). The first [`INLINE_PAIRS`] pairs the rank
-/// uses keep their queues inline, in the rank's own slot of [`Mailboxes`] (the keys in one
-/// cache line, scanned; the queues after them); further pairs go to a hash table. A rank that
+/// uses keep their queues inline, in the rank's own slot of [`Mailboxes`] (the keys side by
+/// side, scanned; the queues after them); further pairs go to a hash table. A rank that
 /// hears from a few peers (a ring, a stencil's neighbours, most ranks of a tree) then finds
 /// its queues without a table's control bytes and bucket, each a cache miss (and a page) of
 /// its own at thousands of ranks: on `validation/bench`'s 4,096-rank ring, one table per rank
@@ -193,10 +193,15 @@ impl Mailbox {
 
 /// All matching state of a replay.
 ///
-/// The queues are kept per receiving rank (`boxes[dst]`, keyed by (source, tag)): a rank's
-/// lookups stay in its own small table, which it touched when it last matched, instead of
-/// missing the cache in one table of every (receiver, sender, tag) of the run (at 4096 ranks the
-/// stencil's 80 k queues, 6 MB).
+/// The queues are kept per receiving rank (`boxes[dst]`, a [`Mailbox`] keyed by (source,
+/// tag)): a rank's lookups stay in its own slot, which it touched when it last matched,
+/// instead of missing the cache in one table of every (receiver, sender, tag) of the run (at
+/// 4096 ranks the stencil's 80 k queues, 6 MB).
+///
+/// Example: rank 5 of a ring receives from rank 4 on tag 0 only: its slot's first key is
+/// (4, 0), and `take_send(5, 4, 0)` compares one key and pops the inline pending send, with
+/// no table and no queue buffer touched. Rank 0 of a 4096-rank binomial tree hears from 12
+/// children: its first four are inline, the other eight in its table.
 #[derive(Debug, Default)]
 pub struct Mailboxes {
     boxes: Vec<Mailbox>,
