@@ -12,6 +12,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::action::{Action, CommId, Rank};
 use crate::error::{TraceError, TraceErrorKind};
+use crate::line_memo::{self, LineMemo};
 use crate::lines::LineReader;
 use crate::parse::{fields, parse_line_in, rank_field};
 use crate::stream::{ActionStream, Event, TraceSet};
@@ -159,6 +160,7 @@ impl TraceSource {
             line_no: 0,
             foreign_lines: 0,
             comm_sizes: HashMap::default(),
+            memo: LineMemo::new(line_memo::sets_for(nranks)),
         })
     }
 }
@@ -187,6 +189,8 @@ pub struct RankReader {
     foreign_lines: u64,
     /// Size of each communicator this rank defined with `comm_def`.
     comm_sizes: HashMap<CommId, u32>,
+    /// The records of recently decoded lines (`line_memo`).
+    memo: LineMemo,
 }
 
 impl RankReader {
@@ -221,8 +225,18 @@ impl RankReader {
                     _ => {}
                 }
             }
-            let sizes = &self.comm_sizes;
-            match parse_line_in(line, self.nranks, &|c| sizes.get(&c).copied()) {
+            let parsed = match self.memo.lookup(line) {
+                Some(rec) => Ok(Some(rec)),
+                None => {
+                    let sizes = &self.comm_sizes;
+                    let parsed = parse_line_in(line, self.nranks, &|c| sizes.get(&c).copied());
+                    if let Ok(Some(rec)) = &parsed {
+                        self.memo.store(line, rec);
+                    }
+                    parsed
+                }
+            };
+            match parsed {
                 Ok(None) => continue,
                 Ok(Some(rec)) if rec.rank != self.rank => {
                     // SimGrid ignores such a line with a warning; we count them for the caller.
