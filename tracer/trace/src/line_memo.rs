@@ -154,8 +154,10 @@ impl LineMemo {
         let s = WAYS * Self::set_of(text, self.sets);
         let set = &mut self.entries[s..s + WAYS];
         let k = set.iter().position(|e| e.holds(text))?;
-        // Move to front: the set stays in order of last use.
-        set[..=k].rotate_right(1);
+        if k > 0 {
+            // Move to front: the set stays in order of last use.
+            set[..=k].rotate_right(1);
+        }
         Some(set[0].record.clone())
     }
 
