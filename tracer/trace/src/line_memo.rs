@@ -4,9 +4,10 @@
 //! A TI trace repeats a handful of lines per rank over and over: a ring rank writes
 //! `3 compute 1e6`, `3 send 4 0 10000`, `3 recv 2 0 10000` for every iteration, a stencil rank
 //! its compute, four `irecv`, four `isend` and a `waitall`. Parsing a line (fields, rank, keyword,
-//! numbers) costs about 100 ns; on the 16-rank ring of `validation/bench` the decoder thread then
-//! needs as much time as the whole replay, which caught up with it 79 times and waited 61 ms of a
-//! 0.31 s run for lines to be decoded.
+//! numbers) costs about 100 ns; on the 16-rank ring of `validation/bench` the decoder thread
+//! needed 0.23 s of CPU against the replay's 0.30 s, and the replay caught up with it and
+//! waited. With the memo the decoder's CPU time falls by about half and the ring replays 6 %
+//! faster (24 % on one core, `--no-decode-ahead`; `validation/bench/SCALING.md`, session 20).
 //!
 //! # How
 //! [`LineMemo`] is a small set-associative table ([`WAYS`] entries per set) from a line's text
