@@ -92,7 +92,8 @@ pub enum Sharing {
 
 impl Sharing {
     /// A variable's weight `weight` on a constraint of this sharing after it consumes `more` of
-    /// it again: the sum (SHARED) or the larger (FATPIPE), as SimGrid's `System::expand`.
+    /// it again: the sum (SHARED) or the larger (FATPIPE), as SimGrid's `System::expand`; the
+    /// same for a constraint's usage and one more variable's `w/p` (`maxmin.cpp`).
     fn merged(self, weight: f64, more: f64) -> f64 {
         match self {
             Sharing::Shared => weight + more,

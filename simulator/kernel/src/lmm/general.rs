@@ -3,8 +3,23 @@
 //! by bottleneck filling (SimGrid 3.32 `src/kernel/lmm/maxmin.cpp`; the parent module's doc
 //! gives the algorithm and its worked example).
 
-use super::{memo, Sharing, System, VarId, NONE};
+use super::{memo, Cnst, Sharing, System, VarId, NONE};
 use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
+
+/// The filling's first step on constraint `c` of usage `usage` (Σ or max of w/p over its
+/// active variables, [`Sharing::merged`]): its whole capacity remains, and it is live (listed
+/// in `light`) when it has usage and capacity (SimGrid 3.32 `maxmin.cpp`, the solve's start).
+#[inline]
+fn open_constraint(cn: &mut Cnst, c: u32, usage: f64, light: &mut Vec<u32>) {
+    let cap = cn.capacity;
+    cn.remaining = cap;
+    cn.usage = usage;
+    cn.light_pos = NONE;
+    if usage > 0.0 && double_positive(cap, cap * MAXMIN_PRECISION) {
+        cn.light_pos = light.len() as u32;
+        light.push(c);
+    }
+}
 
 impl System {
     /// Collects the constraints to solve into `self.set`.
@@ -106,11 +121,7 @@ impl System {
                     continue;
                 }
                 if INIT && el.weight > 0.0 {
-                    let u = el.weight / var.penalty;
-                    match sharing {
-                        Sharing::Shared => usage += u,
-                        Sharing::FatPipe => usage = usage.max(u),
-                    }
+                    usage = sharing.merged(usage, el.weight / var.penalty);
                 }
                 if var.mark == epoch {
                     if MEMO {
@@ -148,15 +159,7 @@ impl System {
                 }
             }
             if INIT {
-                let cn = &mut cnsts[c];
-                let cap = cn.capacity;
-                cn.remaining = cap;
-                cn.usage = usage;
-                cn.light_pos = NONE;
-                if usage > 0.0 && double_positive(cap, cap * MAXMIN_PRECISION) {
-                    cn.light_pos = light.len() as u32;
-                    light.push(c as u32);
-                }
+                open_constraint(&mut cnsts[c], c as u32, usage, light);
             }
         }
     }
@@ -259,10 +262,7 @@ impl System {
         self.light.clear();
         for si in 0..self.set.len() {
             let c = self.set[si] as usize;
-            let cap = self.cnsts[c].capacity;
-            self.cnsts[c].remaining = cap;
-            self.cnsts[c].usage = 0.0;
-            self.cnsts[c].light_pos = NONE;
+            let sharing = self.cnsts[c].sharing;
             let mut usage = 0.0f64;
             for k in 0..self.cnsts[c].n_active as usize {
                 let el = self.elems[self.cnsts[c].elems[k] as usize];
@@ -277,18 +277,10 @@ impl System {
                     self.touched.push(VarId(el.var));
                 }
                 if el.weight > 0.0 {
-                    let u = el.weight / v.penalty;
-                    match self.cnsts[c].sharing {
-                        Sharing::Shared => usage += u,
-                        Sharing::FatPipe => usage = usage.max(u),
-                    }
+                    usage = sharing.merged(usage, el.weight / v.penalty);
                 }
             }
-            self.cnsts[c].usage = usage;
-            if usage > 0.0 && double_positive(cap, cap * MAXMIN_PRECISION) {
-                self.cnsts[c].light_pos = self.light.len() as u32;
-                self.light.push(c as u32);
-            }
+            open_constraint(&mut self.cnsts[c], c as u32, usage, &mut self.light);
         }
     }
 
