@@ -17,6 +17,13 @@ open-file limit allows are replayed by timeless from the compressed trace, `time
 as PASS/FAIL lines), OUT/scaling.svg (actions/s vs ranks, both tools; needs matplotlib, skipped
 with a notice otherwise). OUT defaults to this directory; a run on a subset should use --out.
 
+The scaling target (actions/s at 4096 ranks against 64 ranks) is a speed ratio between two
+points, so it is measured as one: once a workload and platform has both points, timeless is
+run on them alternately, 64 4096 64 4096 ..., `--pair-repeat` times each (5 by default), and
+the ratio of the medians goes to OUT/scaling_pairs.csv. The points' own medians were taken
+minutes apart, each right after a SimGrid run (or, where SimGrid is over its cap, after
+another timeless run), which on a VM whose speed drifts is not one session.
+
 Workloads (per rank and iteration; the platform has one host per rank, speed 1Gf, bw 125MBps,
 lat 50us; `flat` adds a 2.25GBps / 500us backbone, `fattree` and `torus` are SimGrid
 `<cluster topology=...>` as in stencil_gen.py):
@@ -148,6 +155,8 @@ def main():
     ap.add_argument("--work", default=os.path.join(HERE, "work", "scaling"))
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--pair-repeat", type=int, default=5,
+                    help="alternated timeless runs per point for the 4096/64 ratio (0: none)")
     a = ap.parse_args()
     if not os.access(a.timeless, os.X_OK):
         sys.exit(f"scaling.py: {a.timeless} is not executable: cargo build --release first")
@@ -166,9 +175,11 @@ def main():
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     rows = []
+    pairs = []
     for workload in a.workloads.split(","):
         for platform in a.platforms.split(","):
             sg_over_cap = not simgrid
+            pair = {}  # ranks -> (dir, timeless command, actions) for PAIR_RANKS
             for n in map(int, a.ranks.split(",")):
                 if workload == "stencil" and math.isqrt(n) ** 2 != n:
                     continue
@@ -233,10 +244,59 @@ def main():
                     print(f"   {tool:8s}: median {wall:.3f} s over {len(runs[tool])} runs, "
                           f"{actions / wall:,.0f} actions/s, peak {rss / 1024:.0f} MiB, "
                           f"simulated {sims[tool]} s", flush=True)
-                if not a.keep:
+                if n in PAIR_RANKS and runs["timeless"]:
+                    pair[n] = (d, tl_cmd, actions)
+                elif not a.keep:
                     shutil.rmtree(d, ignore_errors=True)
                 write_outputs(rows, a.out, commit)
+            if len(pair) == len(PAIR_RANKS) and a.pair_repeat > 0:
+                pairs.append(scaling_pair(workload, platform, pair, a))
+                write_pairs(pairs, a.out)
+            if not a.keep:
+                for d, _, _ in pair.values():
+                    shutil.rmtree(d, ignore_errors=True)
     write_outputs(rows, a.out, commit, final=True)
+
+
+# The points of the scaling target: actions/s at the second against the first.
+PAIR_RANKS = (64, 4096)
+
+
+def scaling_pair(workload, platform, pair, a):
+    """Times timeless on the PAIR_RANKS points alternately (module doc); returns the CSV row."""
+    walls = {n: [] for n in PAIR_RANKS}
+    for i in range(a.pair_repeat):
+        for n in PAIR_RANKS:
+            d, cmd, _ = pair[n]
+            w, _, out, _, ok = timed_run(cmd, d, os.path.join(d, f"pair{i}.log"),
+                                         a.timeless_cap)
+            if ok and timeless_time(out):
+                walls[n].append(w)
+    small, large = PAIR_RANKS
+    row = {"workload": workload, "platform": platform, "small_ranks": small,
+           "large_ranks": large, "runs": min(len(walls[small]), len(walls[large]))}
+    if row["runs"]:
+        ws, wl = statistics.median(walls[small]), statistics.median(walls[large])
+        ratio = (pair[large][2] / wl) / (pair[small][2] / ws)
+        row.update({"small_wall_s": f"{ws:.4f}", "large_wall_s": f"{wl:.4f}",
+                    "small_actions": pair[small][2], "large_actions": pair[large][2],
+                    "ratio": f"{ratio:.3f}",
+                    "small_runs_s": " ".join(f"{x:.3f}" for x in walls[small]),
+                    "large_runs_s": " ".join(f"{x:.3f}" for x in walls[large])})
+        print(f"== {workload} {platform}: {small} and {large} ranks alternated {row['runs']} "
+              f"times: medians {ws:.3f} / {wl:.3f} s, actions/s ratio {ratio:.3f}", flush=True)
+    return row
+
+
+def write_pairs(pairs, out):
+    os.makedirs(out, exist_ok=True)
+    fields = ["workload", "platform", "small_ranks", "large_ranks", "runs", "small_actions",
+              "large_actions", "small_wall_s", "large_wall_s", "ratio", "small_runs_s",
+              "large_runs_s"]
+    with open(os.path.join(out, "scaling_pairs.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(pairs)
 
 
 def write_outputs(rows, out, commit, final=False):
