@@ -52,6 +52,9 @@ import stencil_gen  # noqa: E402
 
 PRIORITY = os.path.join(ROOT, "validation", "calibration", "priority.sh")
 
+# The points of the scaling target: actions/s at the second against the first.
+PAIR_RANKS = (64, 4096)
+
 def stencil_iterations(n):
     """Stencil iterations: 65536/n up to 1024 ranks, 100 at 1024, 50 at 4096, 10 above."""
     if n >= 16384:
@@ -176,6 +179,7 @@ def main():
                             capture_output=True, text=True).stdout.strip()
     rows = []
     pairs = []
+    write_pairs(pairs, a.out)  # no stale ratios from an earlier run in OUT
     for workload in a.workloads.split(","):
         for platform in a.platforms.split(","):
             sg_over_cap = not simgrid
@@ -256,10 +260,6 @@ def main():
                 for d, _, _ in pair.values():
                     shutil.rmtree(d, ignore_errors=True)
     write_outputs(rows, a.out, commit, final=True)
-
-
-# The points of the scaling target: actions/s at the second against the first.
-PAIR_RANKS = (64, 4096)
 
 
 def scaling_pair(workload, platform, pair, a):
