@@ -150,6 +150,31 @@ def replay(timeless, trace_dir, cal, speed, np_, extra_cfg):
     return json.loads(out)
 
 
+def calibration_dir(caldir, name):
+    """The directory of the calibration `validate` names `name` (`base`, `fold<K>`, either with
+    `-pinned`), and the `--cfg` items it adds: a pinned one is `fold<K>-pinned/` when measured
+    pinned, else the calibration itself, replayed with `timeless/pin-ranks` (as `validate`
+    loads it)."""
+    cfg = []
+    if name.endswith("-pinned"):
+        cfg = ["timeless/pin-ranks:yes"]
+        own = os.path.join(caldir, name)
+        if name != "base-pinned" and os.path.exists(os.path.join(own, "platform.xml")):
+            return own, cfg
+        name = name[:-len("-pinned")]
+    return (caldir if name == "base" else os.path.join(caldir, name)), cfg
+
+
+def traced_runs(tdir):
+    """The traced runs of a case: `tdir` itself, or its numbered subdirectories (`validate
+    --traces K` keeps each of the K runs in `traces/<case>/<i>/`)."""
+    if os.path.exists(os.path.join(tdir, "trace-list.txt")):
+        return [tdir]
+    subs = sorted((d for d in os.listdir(tdir) if d.isdigit()), key=int)
+    return [os.path.join(tdir, d) for d in subs
+            if os.path.exists(os.path.join(tdir, d, "trace-list.txt"))]
+
+
 def mean(xs):
     return sum(xs) / len(xs) if xs else float("nan")
 
@@ -165,6 +190,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     timeless = a.timeless or os.path.join(here, "..", "..", "target", "release", "timeless")
     out = a.out or a.validate_out
+    os.makedirs(out, exist_ok=True)
     rows = list(csv.DictReader(open(os.path.join(a.validate_out, "validate.csv"))))
     res = []
     for r in rows:
@@ -173,11 +199,20 @@ def main():
         if not os.path.isdir(tdir):
             print(f"{r['program']} {np_}: no traces in {tdir}", file=sys.stderr)
             continue
-        cal = a.caldir if r["calibration"] == "base" else os.path.join(a.caldir, r["calibration"])
+        cal, cfg = calibration_dir(a.caldir, r["calibration"])
+        cfg = cfg + a.cfg
         speed = float(r["trace_rate_flops_per_sec"] or 0) if r["speed_source"] == "trace" else 0
         if not speed or r["predicted_secs"] != r["predicted_trace_secs"]:
             speed = float(r["kernel_speed_flops_per_sec"])
-        rep = replay(timeless, tdir, cal, speed, np_, a.cfg)
+        runs = traced_runs(tdir)
+        if not runs:
+            print(f"{r['program']} {np_}: no trace-list.txt in {tdir}", file=sys.stderr)
+            continue
+        # Several traced runs (`validate --traces K`): the one whose replay is the median, as
+        # validate predicts from the median of their predictions (the lower one of two).
+        reps = sorted(((replay(timeless, d, cal, speed, np_, cfg), d) for d in runs),
+                      key=lambda x: x[0]["simulated_time"])
+        rep, tdir = reps[(len(reps) - 1) // 2]
         ranks = rep["ranks"]
         traced = [timed_rank(os.path.join(tdir, f"rank-{i}.timed.txt")) for i in range(np_)]
         if any(t is None for t in traced):
