@@ -333,6 +333,66 @@ fn waiting_ranks_poll_a_share_of_the_core() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("'-1' must be a finite number >= 0"));
 }
 
+/// `timeless/fold-slice-secs` (a timeless extension, `sim::slices`): ranks 0 and 2 share core 0
+/// of a 2-core 1 Gf host (pinned), rank 1 has core 1. Rank 0 ping-pongs 8 B with rank 1 five
+/// times while rank 2 computes 7e6 flops (7 ms). Each message takes d = 2.9553592978066307e-9 s
+/// on the loopback (the model off: rank 0 ends at 10 d). With S = 2 ms, rank 2's slice starts
+/// at rank 0's last turn: the first reply (at 2 d) is seen at 2 ms, the second and third at 4
+/// and 6 ms, the fourth when rank 2's computation ends (7 ms, before the slice's 8 ms); the
+/// fifth trip finds no mate computing: rank 0 ends at 7 ms + 2 d. Its waits: the four turns
+/// (2 + 2 + 2 + 1 ms - 4 * 2 d) and each trip's wait for the reply's match (d): 7 ms - 3 d.
+#[test]
+fn a_wait_ends_at_a_computing_core_mates_slice() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    std::fs::write(
+        tmp.path().join("two.xml"),
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n\
+         <platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\
+         <host id=\"h\" speed=\"1Gf\" core=\"2\"/></zone></platform>\n",
+    )
+    .unwrap();
+    let mut trace = String::from("0 init\n1 init\n2 init\n2 compute 7e6\n");
+    for _ in 0..5 {
+        trace.push_str("0 send 1 0 8\n0 recv 1 0 8\n1 recv 0 0 8\n1 send 0 0 8\n");
+    }
+    trace.push_str("0 finalize\n1 finalize\n2 finalize\n");
+    std::fs::write(tmp.path().join("trace.txt"), trace).unwrap();
+    let rank0 = |slice: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_timeless"))
+            .current_dir(tmp.path())
+            .args(["simulate", "trace.txt", "-p", "two.xml", "-n", "3"])
+            .args(["--cfg", "timeless/pin-ranks:yes"])
+            .args(["--cfg", &format!("timeless/fold-slice-secs:{slice}")])
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let r = &v["ranks"][0];
+        (
+            r["finish_time"].as_f64().unwrap(),
+            r["wait_time"].as_f64().unwrap(),
+        )
+    };
+    let d = 2.9553592978066307e-9;
+    let close = |a: f64, b: f64| ((a - b) / b).abs() < 1e-9;
+    let (off, _) = rank0("0");
+    assert!(
+        close(off, 10.0 * d),
+        "model off: {off} s, expected {}",
+        10.0 * d
+    );
+    let (on, wait) = rank0("2e-3");
+    assert!(
+        close(on, 7e-3 + 2.0 * d),
+        "slice 2 ms: {on} s, expected 7 ms + 2 d"
+    );
+    assert!(
+        close(wait, 7e-3 - 3.0 * d),
+        "slice 2 ms: waited {wait} s, expected 7 ms - 3 d"
+    );
+}
+
 /// `timeless/pin-ranks` (a timeless extension): the k-th rank on a host runs on core k mod C.
 /// Four ranks compute 1, 2, 3 and 4 Gflop on one 2-core 1 Gf host. Shared host-wide (SimGrid's
 /// model, each gets min(1, 2/n) of a core): 0.5 core each until rank 0 ends at 2 s; then 2/3

@@ -250,6 +250,18 @@ impl Engine {
         self.now
     }
 
+    /// The date in seconds at which activity `id` completes if no rate changes before, as the
+    /// last solve left it: `None` for an activity whose date is not known yet (an execution
+    /// started since the last [`Engine::step`] on a CPU it shares, or a poll without end) or
+    /// that is a member of a group of flows (its date is virtual, see the module doc).
+    pub fn end_date(&self, id: ActivityId) -> Option<f64> {
+        let act = self.acts.get(id.0 as usize)?;
+        if act.phase == Phase::Free || act.group != NO_GROUP {
+            return None;
+        }
+        self.heap.date(id.0)
+    }
+
     /// Number of activities in progress.
     pub fn in_progress(&self) -> usize {
         self.acts.len() - self.free.len() - self.group_slots

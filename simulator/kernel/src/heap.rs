@@ -132,6 +132,19 @@ impl IndexedHeap {
         self.pos.get(id as usize).is_some_and(|&p| p != ABSENT)
     }
 
+    /// The date `id` is scheduled at, `None` if it is not scheduled. O(1).
+    pub fn date(&self, id: u32) -> Option<f64> {
+        let p = *self.pos.get(id as usize)?;
+        if p == ABSENT {
+            None
+        } else if p & IN_RUN != 0 {
+            let (r, abs) = Self::run_of(p);
+            Some(date_of(self.runs[r].at(abs).key))
+        } else {
+            Some(date_of(self.entries[p as usize].key))
+        }
+    }
+
     /// The next sequence number; renumbers the entries first when the numbers run out.
     #[inline]
     fn take_seq(&mut self) -> u32 {
@@ -366,6 +379,11 @@ mod tests {
         assert_eq!(h.runs[0].len(), 3, "in-order dates go to the first run");
         assert_eq!(h.runs[1].len(), 1, "1.2 opens the second run");
         assert_eq!(h.entries.len(), 1, "1.1 goes to the heap");
+        // Each id's date read back wherever it lives (run or heap); none for an absent id.
+        for (id, date) in [(1, 1.0), (2, 1.5), (3, 2.0), (4, 1.2), (5, 1.1)] {
+            assert_eq!(h.date(id), Some(date));
+        }
+        assert_eq!((h.date(6), h.date(1000)), (None, None));
         let order: Vec<(f64, u32)> = std::iter::from_fn(|| h.pop()).collect();
         assert_eq!(
             order,

@@ -76,6 +76,9 @@ pub enum Step {
     Sleep(f64),
     /// Sleep accounted as waiting (test back-off).
     Backoff(f64),
+    /// Wait for a turn on a core that a core-mate computes on (`timeless/fold-slice-secs`,
+    /// `sim::slices`), accounted as waiting.
+    CoreTurn(f64),
 }
 
 /// What a rank is blocked on.

@@ -19,6 +19,8 @@
 //! * [`steps`]: one step run against the engine and the mailboxes (`exec_step`);
 //! * [`p2p`]: sends and receives posted, matched and moved as kernel transfers;
 //! * [`waits`]: requests completed and waits ended, with their `smpi/or` sleeps;
+//! * [`slices`]: a waiting rank's turn on a core a core-mate computes on
+//!   (`timeless/fold-slice-secs`);
 //! * [`routes`]: the platform's routes, looked up once per host pair and cached;
 //! * [`report`]: the end-of-run report and the deadlock report.
 //!
@@ -46,6 +48,7 @@ mod collectives;
 mod p2p;
 mod report;
 mod routes;
+mod slices;
 mod steps;
 mod waits;
 
@@ -118,6 +121,8 @@ pub struct Simulation<'p> {
     comms: Comms,
     /// The jobs, in replay rank order (one for an ordinary replay).
     jobs: Vec<JobSlot>,
+    /// `timeless/fold-slice-secs`'s model, when on and some core is shared.
+    slices: Option<slices::CoreSlices>,
 }
 
 /// A job's name and its replay ranks.
@@ -168,8 +173,11 @@ impl<'p> Simulation<'p> {
                 link.policy == timeless_platform::SharingPolicy::FatPipe,
             );
         }
+        // Cores of each of the engine's CPUs, in its order.
+        let mut cores_of_cpu = Vec::with_capacity(platform.hosts().len());
         for host in platform.hosts() {
             engine.add_cpu(host.speed_flops_per_sec, host.cores);
+            cores_of_cpu.push(host.cores);
         }
         // `timeless/pin-ranks`: the CPUs of the cores ranks are pinned to, made as they are
         // first needed (after the hosts' CPUs, so that CPU i < hosts is host i's).
@@ -220,9 +228,10 @@ impl<'p> Simulation<'p> {
                     let k = &mut placed_on_host[h.0 as usize];
                     let core = *k % host.cores;
                     *k += 1;
-                    st.cpu = *core_cpus
-                        .entry((h.0, core))
-                        .or_insert_with(|| engine.add_cpu(host.speed_flops_per_sec, 1));
+                    st.cpu = *core_cpus.entry((h.0, core)).or_insert_with(|| {
+                        cores_of_cpu.push(1);
+                        engine.add_cpu(host.speed_flops_per_sec, 1)
+                    });
                 }
                 if job.start_delay_flops > 0.0 {
                     st.steps.push_back(Step::StartDelay(job.start_delay_flops));
@@ -231,6 +240,8 @@ impl<'p> Simulation<'p> {
             }
         }
         let n_ranks = ranks.len();
+        let cpu_of_rank: Vec<u32> = ranks.iter().map(|st| st.cpu).collect();
+        let slices = slices::CoreSlices::new(cfg.fold_slice_secs, &cpu_of_rank, &cores_of_cpu);
         Ok(Simulation {
             platform,
             cfg,
@@ -252,6 +263,7 @@ impl<'p> Simulation<'p> {
             warnings: Vec::new(),
             comms: Comms::with_jobs(&sizes),
             jobs: slots,
+            slices,
         })
     }
 
@@ -271,10 +283,14 @@ impl<'p> Simulation<'p> {
             self.make_ready(r);
         }
         let mut next_progress = 1u64 << 16;
+        let slicing = self.slices.is_some();
         loop {
             while let Some(r) = self.ready.pop_front() {
                 self.prefetch_ready();
                 self.ranks[r as usize].queued = false;
+                if slicing {
+                    self.take_turn(r);
+                }
                 self.run_rank(r, observer)?;
             }
             if self.actions >= next_progress {

@@ -30,7 +30,7 @@ impl Simulation<'_> {
                 let a = self.engine.start_sleep(secs);
                 self.block_on_activity(r, a, Account::Sleep);
             }
-            Step::Backoff(secs) => {
+            Step::Backoff(secs) | Step::CoreTurn(secs) => {
                 let a = self.engine.start_sleep(secs);
                 self.block_on_activity(r, a, Account::Wait);
             }

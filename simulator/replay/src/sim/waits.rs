@@ -157,6 +157,12 @@ impl Simulation<'_> {
         if let Some(p) = st.poll.take() {
             self.engine.cancel(p);
         }
+        let delay = self.core_turn_delay_secs(r);
+        if delay > 0.0 {
+            self.ranks[r as usize]
+                .steps
+                .push_front(Step::CoreTurn(delay));
+        }
         self.make_ready(r);
     }
 }
