@@ -165,7 +165,7 @@ impl LineMemo {
         // Move to the front of the order of last use.
         let order = &mut self.order[si];
         if let Some(k) = order.iter().position(|&w| usize::from(w) == way) {
-            order[..=k].rotate_right(1);
+            to_front(order, k);
         }
         Some(set[way].record.clone())
     }
@@ -195,7 +195,7 @@ impl LineMemo {
             self.evictions += 1;
         }
         victim.set(text, record);
-        order.rotate_right(1);
+        to_front(order, WAYS - 1);
     }
 
     /// Doubles the sets, keeping every stored line (the most recent of a set stays first).
@@ -217,6 +217,17 @@ impl LineMemo {
         }
         self.evictions = 0;
     }
+}
+
+/// Moves `order[k]` to the front, the ones before it one place back (`order[..=k]
+/// .rotate_right(1)`, which costs about 80 instructions on four bytes where this costs a few).
+#[inline]
+fn to_front(order: &mut [u8; WAYS], k: usize) {
+    let w = order[k];
+    for i in (1..=k).rev() {
+        order[i] = order[i - 1];
+    }
+    order[0] = w;
 }
 
 /// Stores since the last growth that dropped a line, before the table doubles.
@@ -319,6 +330,17 @@ mod tests {
         assert_eq!(hits_per_cycle[0], 0);
         assert!(m.sets > 1 && m.sets <= MAX_SETS, "{} sets", m.sets);
         assert_eq!(*hits_per_cycle.last().unwrap(), 12, "{hits_per_cycle:?}");
+    }
+
+    #[test]
+    fn to_front_moves_one_way_and_keeps_the_others_in_order() {
+        let mut o = FIRST_ORDER;
+        to_front(&mut o, 2);
+        assert_eq!(o, [2, 0, 1, 3]);
+        to_front(&mut o, 0);
+        assert_eq!(o, [2, 0, 1, 3]);
+        to_front(&mut o, 3);
+        assert_eq!(o, [3, 2, 0, 1]);
     }
 
     #[test]
