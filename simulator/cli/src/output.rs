@@ -284,6 +284,10 @@ impl Progress {
 }
 
 impl Observer for Progress {
+    fn wants_actions(&self) -> bool {
+        self.timeline.is_some()
+    }
+
     fn action(
         &mut self,
         rank: u32,

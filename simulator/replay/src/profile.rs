@@ -148,6 +148,10 @@ impl Observer for ProfileRecorder {
         true
     }
 
+    fn wants_actions(&self) -> bool {
+        false
+    }
+
     fn call(&mut self, c: &CallInfo) {
         if let Some(part) = self.parts.get_mut(c.rank as usize) {
             part.record(

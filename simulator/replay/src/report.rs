@@ -81,6 +81,12 @@ pub trait Observer {
         let _ = (rank, local, members);
     }
 
+    /// Whether [`Observer::action`] should be called (asked once, when the replay starts; an
+    /// observer that ignores actions spares the replay a call per action).
+    fn wants_actions(&self) -> bool {
+        true
+    }
+
     /// Rank `rank` ran action `keyword` (trace line `line`) from `start_secs` to `end_secs`.
     fn action(
         &mut self,
@@ -103,7 +109,11 @@ pub trait Observer {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoObserver;
 
-impl Observer for NoObserver {}
+impl Observer for NoObserver {
+    fn wants_actions(&self) -> bool {
+        false
+    }
+}
 
 /// Two observers fed the same events (e.g. a progress bar and a profile).
 pub struct Tee<'a>(pub &'a mut dyn Observer, pub &'a mut dyn Observer);
@@ -111,6 +121,10 @@ pub struct Tee<'a>(pub &'a mut dyn Observer, pub &'a mut dyn Observer);
 impl Observer for Tee<'_> {
     fn wants_calls(&self) -> bool {
         self.0.wants_calls() || self.1.wants_calls()
+    }
+
+    fn wants_actions(&self) -> bool {
+        self.0.wants_actions() || self.1.wants_actions()
     }
 
     fn call(&mut self, info: &CallInfo) {

@@ -123,6 +123,9 @@ pub struct Simulation<'p> {
     jobs: Vec<JobSlot>,
     /// `timeless/fold-slice-secs`'s model, when on and some core is shared.
     slices: Option<slices::CoreSlices>,
+    /// The observer's [`Observer::wants_actions`] and [`Observer::wants_calls`], asked once.
+    obs_actions: bool,
+    obs_calls: bool,
 }
 
 /// A job's name and its replay ranks.
@@ -264,6 +267,8 @@ impl<'p> Simulation<'p> {
             comms: Comms::with_jobs(&sizes),
             jobs: slots,
             slices,
+            obs_actions: true,
+            obs_calls: false,
         })
     }
 
@@ -279,6 +284,8 @@ impl<'p> Simulation<'p> {
     /// arguments, or a deadlock (with every blocked rank).
     pub fn run(mut self, observer: &mut dyn Observer) -> Result<Report, ReplayError> {
         let n = self.ranks.len();
+        self.obs_actions = observer.wants_actions();
+        self.obs_calls = observer.wants_calls();
         for r in 0..n as u32 {
             self.make_ready(r);
         }
@@ -385,7 +392,9 @@ impl<'p> Simulation<'p> {
             let now = self.engine.now();
             let st = &mut self.ranks[r as usize];
             if let Some((kw, line, start)) = st.current.take() {
-                obs.action(r, kw, line, start, now);
+                if self.obs_actions {
+                    obs.action(r, kw, line, start, now);
+                }
                 if let Some((d, comm)) = st.call.take() {
                     obs.call(&CallInfo {
                         rank: r,
@@ -419,7 +428,7 @@ impl<'p> Simulation<'p> {
                     st.actions += 1;
                     self.actions += 1;
                     st.current = Some((ev.action.keyword(), ev.location, now));
-                    if obs.wants_calls() {
+                    if self.obs_calls {
                         self.describe_call(r, &ev.action, ev.comm, obs);
                     }
                     self.expand(r, ev.action, ev.comm)?;
