@@ -243,8 +243,12 @@ impl<'p> Simulation<'p> {
             }
         }
         let n_ranks = ranks.len();
-        let cpu_of_rank: Vec<u32> = ranks.iter().map(|st| st.cpu).collect();
-        let slices = slices::CoreSlices::new(cfg.fold_slice_secs, &cpu_of_rank, &cores_of_cpu);
+        let slices = if cfg.fold_slice_secs > 0.0 {
+            let cpu_of_rank: Vec<u32> = ranks.iter().map(|st| st.cpu).collect();
+            slices::CoreSlices::new(cfg.fold_slice_secs, &cpu_of_rank, &cores_of_cpu)
+        } else {
+            None
+        };
         Ok(Simulation {
             platform,
             cfg,
