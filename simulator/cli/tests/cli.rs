@@ -333,6 +333,17 @@ fn waiting_ranks_poll_a_share_of_the_core() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("'-1' must be a finite number >= 0"));
 }
 
+/// Writes `two.xml` into `dir`: one host `h` of 2 cores at 1 Gf in a Full zone.
+fn write_two_core_host(dir: &std::path::Path) {
+    std::fs::write(
+        dir.join("two.xml"),
+        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n\
+         <platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\
+         <host id=\"h\" speed=\"1Gf\" core=\"2\"/></zone></platform>\n",
+    )
+    .unwrap();
+}
+
 /// `timeless/fold-slice-secs` (a timeless extension, `sim::slices`): ranks 0 and 2 share core 0
 /// of a 2-core 1 Gf host (pinned), rank 1 has core 1. Rank 0 ping-pongs 8 B with rank 1 five
 /// times while rank 2 computes 7e6 flops (7 ms). Each message takes d = 2.9553592978066307e-9 s
@@ -344,13 +355,7 @@ fn waiting_ranks_poll_a_share_of_the_core() {
 #[test]
 fn a_wait_ends_at_a_computing_core_mates_slice() {
     let tmp = tempfile::tempdir().expect("tmp");
-    std::fs::write(
-        tmp.path().join("two.xml"),
-        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n\
-         <platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\
-         <host id=\"h\" speed=\"1Gf\" core=\"2\"/></zone></platform>\n",
-    )
-    .unwrap();
+    write_two_core_host(tmp.path());
     let mut trace = String::from("0 init\n1 init\n2 init\n2 compute 7e6\n");
     for _ in 0..5 {
         trace.push_str("0 send 1 0 8\n0 recv 1 0 8\n1 recv 0 0 8\n1 send 0 0 8\n");
@@ -402,13 +407,7 @@ fn a_wait_ends_at_a_computing_core_mates_slice() {
 #[test]
 fn pinned_ranks_share_their_own_core() {
     let tmp = tempfile::tempdir().expect("tmp");
-    std::fs::write(
-        tmp.path().join("two.xml"),
-        "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n\
-         <platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\
-         <host id=\"h\" speed=\"1Gf\" core=\"2\"/></zone></platform>\n",
-    )
-    .unwrap();
+    write_two_core_host(tmp.path());
     std::fs::write(
         tmp.path().join("trace.txt"),
         "0 init\n1 init\n2 init\n3 init\n0 compute 1e9\n1 compute 2e9\n2 compute 3e9\n\
