@@ -81,8 +81,6 @@ impl CoreSlices {
 }
 
 impl Simulation<'_> {
-    /// How long rank `r`, whose wait ends now, waits for its core's computing mates to yield
-    /// it (module doc), in seconds; 0 with the model off or no mate computing.
     /// Rank `r` is about to run: the turn of its core's computing mates ends, unless `r` is
     /// only about to wait for its own turn ([`crate::rank::Step::CoreTurn`]).
     #[cold]
@@ -96,6 +94,8 @@ impl Simulation<'_> {
         }
     }
 
+    /// How long rank `r`, whose wait ends now, waits for its core's computing mates to yield
+    /// it (module doc), in seconds; 0 with the model off or no mate computing.
     #[inline]
     pub(super) fn core_turn_delay_secs(&self, r: u32) -> f64 {
         match &self.slices {
