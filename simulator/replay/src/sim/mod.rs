@@ -243,12 +243,11 @@ impl<'p> Simulation<'p> {
             }
         }
         let n_ranks = ranks.len();
-        let slices = if cfg.fold_slice_secs > 0.0 {
-            let cpu_of_rank: Vec<u32> = ranks.iter().map(|st| st.cpu).collect();
-            slices::CoreSlices::new(cfg.fold_slice_secs, &cpu_of_rank, &cores_of_cpu)
-        } else {
-            None
-        };
+        let slices = slices::CoreSlices::new(
+            cfg.fold_slice_secs,
+            ranks.iter().map(|st| st.cpu),
+            &cores_of_cpu,
+        );
         Ok(Simulation {
             platform,
             cfg,

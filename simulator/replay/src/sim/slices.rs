@@ -16,8 +16,8 @@
 //! and follow each other every `S` = `timeless/fold-slice-secs` seconds. A rank whose wait
 //! ends at `t` while core-mates compute resumes at the earliest of their next slice ends
 //! (at least one slice after the slice's start) and their computations' ends, waiting in
-//! between ([`crate::rank::Step::CoreTurn`], accounted as waiting). Only waits for requests are delayed:
-//! a rank that ends its own computation or sleep holds the core already.
+//! between ([`crate::rank::Step::CoreTurn`], accounted as waiting). Only waits for requests
+//! are delayed: a rank that ends its own computation or sleep holds the core already.
 //!
 //! # A worked example
 //!
@@ -44,15 +44,19 @@ pub(super) struct CoreSlices {
 }
 
 impl CoreSlices {
-    /// The model for ranks on CPUs `cpu_of_rank` (the engine's CPU index of each rank), where
-    /// CPU `c` has `cores_of_cpu[c]` cores; `None` when `slice_secs` is 0 (off) or no CPU of
-    /// one core holds two ranks.
-    pub(super) fn new(slice_secs: f64, cpu_of_rank: &[u32], cores_of_cpu: &[u32]) -> Option<Self> {
+    /// The model for ranks on CPUs `cpu_of_rank` (the engine's CPU index of each rank, in rank
+    /// order), where CPU `c` has `cores_of_cpu[c]` cores; `None` when `slice_secs` is 0 (off)
+    /// or no CPU of one core holds two ranks.
+    pub(super) fn new(
+        slice_secs: f64,
+        cpu_of_rank: impl Iterator<Item = u32>,
+        cores_of_cpu: &[u32],
+    ) -> Option<Self> {
         if slice_secs <= 0.0 {
             return None;
         }
         let mut mates = vec![Vec::new(); cores_of_cpu.len()];
-        for (r, &c) in cpu_of_rank.iter().enumerate() {
+        for (r, c) in cpu_of_rank.enumerate() {
             if cores_of_cpu[c as usize] == 1 {
                 mates[c as usize].push(r as u32);
             }
@@ -82,8 +86,9 @@ impl CoreSlices {
 
 impl Simulation<'_> {
     /// Rank `r` is about to run: the turn of its core's computing mates ends, unless `r` is
-    /// only about to wait for its own turn ([`crate::rank::Step::CoreTurn`]).
-    #[cold]
+    /// only about to wait for its own turn ([`crate::rank::Step::CoreTurn`]). Called only with
+    /// the model on, and kept out of the rank loop's body.
+    #[inline(never)]
     pub(super) fn take_turn(&mut self, r: u32) {
         let now = self.engine.now();
         let st = &self.ranks[r as usize];
@@ -104,19 +109,17 @@ impl Simulation<'_> {
         }
     }
 
-    #[cold]
+    #[inline(never)]
     fn core_turn_delay_with(&self, s: &CoreSlices, r: u32) -> f64 {
         let now = self.engine.now();
         let cpu = self.ranks[r as usize].cpu as usize;
         let mut resume = f64::INFINITY;
         for &m in &s.mates[cpu] {
             let mate = &self.ranks[m as usize];
+            // `r` itself is not computing: its wait just ended.
             let Block::Activity(a, Account::Compute) = mate.block else {
                 continue;
             };
-            if m == r {
-                continue;
-            }
             let start = mate.activity_start.max(s.last_turn_secs[cpu]);
             let slices = ((now - start) / s.slice_secs).ceil().max(1.0);
             let mut at = start + slices * s.slice_secs;
@@ -141,14 +144,15 @@ mod tests {
     fn only_shared_one_core_cpus_have_mates() {
         // CPU 0: a host of 2 cores (ranks 0 and 3: not one core); CPU 1: one core with ranks
         // 1 and 4; CPU 2: one core with rank 2 alone.
-        let s = CoreSlices::new(2e-3, &[0, 1, 2, 0, 1], &[2, 1, 1]).expect("CPU 1 is shared");
+        let s = CoreSlices::new(2e-3, [0, 1, 2, 0, 1].into_iter(), &[2, 1, 1])
+            .expect("CPU 1 is shared");
         assert_eq!(s.mates, vec![vec![], vec![1, 4], vec![]]);
         assert!(
-            CoreSlices::new(0.0, &[0, 1, 2, 0, 1], &[2, 1, 1]).is_none(),
+            CoreSlices::new(0.0, [0, 1, 2, 0, 1].into_iter(), &[2, 1, 1]).is_none(),
             "off"
         );
         assert!(
-            CoreSlices::new(2e-3, &[0, 1, 2], &[2, 1, 1]).is_none(),
+            CoreSlices::new(2e-3, [0, 1, 2].into_iter(), &[2, 1, 1]).is_none(),
             "nobody shares"
         );
     }
