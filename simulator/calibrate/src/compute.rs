@@ -20,7 +20,24 @@
 //! replay adds again. Each burst is therefore timed in *core-seconds*: the integral over the
 //! burst of `min(1, C / k(t))`, where `k(t)` is the number of bursts running on the host at `t`
 //! and `C` the number of cores the traced run could use there (from the acquisition mode of
-//! `trace-meta.json`: a folded run is confined to ⌈ranks/K⌉ cores). On a regular acquisition (`k ≤ C`) this is the wall time. What is left
+//! `trace-meta.json`: a folded run is confined to ⌈ranks/K⌉ cores). On a regular acquisition (`k ≤ C`) this is the wall time.
+//!
+//! **Ranks pinned to cores** (`timeless trace --pin`): a rank bound to one CPU shares that
+//! core with the ranks bound to it only, so `k(t)` counts the bursts of the core's ranks and
+//! `C` is 1. The CPU of each rank is `trace-meta.json`'s `per_rank_bound_cpu`; a trace written
+//! before that field, folded with every rank allowed one CPU (`per_rank_allowed_cpus`), was
+//! pinned by `--pin`, rank i of a host's ranks on core i mod C ([`RunRate::bound_cpus`]).
+//! Pooling a pinned run's cores credits a burst with a core whenever the other core idles:
+//! 8 ranks pinned 4 per core on 2 cores (CoMD, `validation/external`, run 9's traces)
+//! measured 5.57-5.75 Gflop/s pooled against 6.00-6.04 per core, and 6.00-6.03 when the same
+//! program ran 2 ranks on 2 cores: counted per core, a burst's rate is the core's speed.
+//!
+//! Example: ranks 0 and 2 pinned to core 0 compute 1e9 flops each over [0, 1] s, rank 1 on
+//! core 1 computes 1e9 flops over [1, 2] s. Pooled over the 2 cores, k = 2 then 1: every burst
+//! gets a whole core, 3 core-seconds, 1e9 flop/s. Per core, ranks 0 and 2 had half of core 0
+//! each: 2 core-seconds, 1.5e9 flop/s, the speed every burst ran at.
+//!
+//! What is left
 //! in the rate is the share of its core a burst really got (ranks polling in MPI calls, other
 //! processes), which the replay does not model otherwise.
 //!
@@ -123,6 +140,9 @@ pub struct RunRate {
     /// Per host of the run (in order of first rank): its name and the cores its ranks could
     /// use (`None`: unknown, no sharing correction).
     pub hosts: Vec<(String, Option<usize>)>,
+    /// Per rank, the CPU it was bound to when every rank of its host was bound to one (module
+    /// doc, "Ranks pinned to cores"): its bursts then share that core with its core-mates' only.
+    pub bound_cpus: Vec<Option<u32>>,
 }
 
 impl RunRate {
@@ -413,13 +433,27 @@ fn mode_cores(mode: &str) -> Option<usize> {
         .filter(|&c| c > 0)
 }
 
+/// Where a traced run's ranks ran ([`hosts_of`]).
+struct Placement {
+    /// Per rank, the index of its host in `hosts`.
+    host_of_rank: Vec<usize>,
+    /// Per host: its name and the cores its ranks could use.
+    hosts: Vec<(String, Option<usize>)>,
+    /// Per rank, the CPU it was bound to ([`bound_cpus`]).
+    bound_cpus: Vec<Option<u32>>,
+}
+
 /// Hosts of a traced run from its `trace-meta.json`: per rank the index of its host, and per
 /// host its name and the cores its ranks could use: those of the acquisition mode (a folded
 /// run is confined to ⌈ranks/K⌉ cores), at most the host's `cpus`. The ranks' own CPU counts
 /// (`per_rank_allowed_cpus`) do not tell: ranks bound one per core each see one CPU. `None`
 /// when the file is absent or lacks these fields: all ranks on one host, no sharing correction.
-fn hosts_of(dir: &Path, nranks: usize) -> (Vec<usize>, Vec<(String, Option<usize>)>) {
-    let none = || (vec![0; nranks], vec![("?".to_string(), None)]);
+fn hosts_of(dir: &Path, nranks: usize) -> Placement {
+    let none = || Placement {
+        host_of_rank: vec![0; nranks],
+        hosts: vec![("?".to_string(), None)],
+        bound_cpus: vec![None; nranks],
+    };
     let Ok(text) = std::fs::read_to_string(dir.join("trace-meta.json")) else {
         return none();
     };
@@ -464,7 +498,62 @@ fn hosts_of(dir: &Path, nranks: usize) -> (Vec<usize>, Vec<(String, Option<usize
         };
         of_rank.push(h);
     }
-    (of_rank, hosts)
+    let bound_cpus = bound_cpus(&v, &of_rank, &hosts);
+    Placement {
+        host_of_rank: of_rank,
+        hosts,
+        bound_cpus,
+    }
+}
+
+/// Per rank, the CPU it was bound to, for the hosts whose ranks were all bound to one CPU
+/// (module doc, "Ranks pinned to cores"): `per_rank_bound_cpu` (-1: not bound to one), or for
+/// a folded trace written before that field whose ranks were each allowed one CPU, the
+/// mapping of `timeless trace --pin`: rank i of a host's ranks on core i mod C.
+fn bound_cpus(
+    meta: &serde_json::Value,
+    host_of_rank: &[usize],
+    hosts: &[(String, Option<usize>)],
+) -> Vec<Option<u32>> {
+    let nranks = host_of_rank.len();
+    let ints = |key: &str| -> Option<Vec<i64>> {
+        let a = meta.get(key)?.as_array()?;
+        let v: Vec<i64> = a.iter().filter_map(serde_json::Value::as_i64).collect();
+        (v.len() == nranks && a.len() == nranks).then_some(v)
+    };
+    let mut cpus: Vec<Option<u32>> = match ints("per_rank_bound_cpu") {
+        Some(v) => v.iter().map(|&c| u32::try_from(c).ok()).collect(),
+        None => {
+            let folded = meta
+                .get("acquisition_mode")
+                .and_then(|m| m.as_str())
+                .is_some_and(|m| m.starts_with("folding"));
+            let one_each = ints("per_rank_allowed_cpus").is_some_and(|v| v.iter().all(|&c| c == 1));
+            if !(folded && one_each) {
+                return vec![None; nranks];
+            }
+            let mut seen = vec![0usize; hosts.len()];
+            host_of_rank
+                .iter()
+                .map(|&h| {
+                    let i = seen[h];
+                    seen[h] += 1;
+                    let cores = hosts[h].1?;
+                    u32::try_from(i % cores.max(1)).ok()
+                })
+                .collect()
+        }
+    };
+    // A host counts per core only if every one of its ranks was bound to one CPU.
+    for h in 0..hosts.len() {
+        let members = || (0..nranks).filter(|&r| host_of_rank[r] == h);
+        if members().any(|r| cpus[r].is_none()) {
+            for r in members() {
+                cpus[r] = None;
+            }
+        }
+    }
+    cpus
 }
 
 /// Rates of one trace directory (`rank-<r>.txt` and `rank-<r>.timed.txt` for r = 0, 1, ...;
@@ -501,16 +590,36 @@ pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
             what: format!("{} holds no rank-0.txt", dir.display()),
         });
     }
-    let (host_of_rank, hosts) = hosts_of(dir, all.len());
+    let Placement {
+        host_of_rank,
+        hosts,
+        bound_cpus,
+    } = hosts_of(dir, all.len());
     let mut ranks: Vec<Option<RankRate>> = vec![None; all.len()];
+    // The groups of ranks that share cores: a pinned host's ranks by CPU (one core each),
+    // another host's ranks together on its cores.
+    let mut groups: Vec<(Vec<usize>, Option<usize>)> = Vec::new();
     for (h, (_, cores)) in hosts.iter().enumerate() {
         let members: Vec<usize> = (0..all.len()).filter(|&r| host_of_rank[r] == h).collect();
+        if members.iter().all(|&r| bound_cpus[r].is_some()) {
+            let mut cpus: Vec<u32> = members.iter().filter_map(|&r| bound_cpus[r]).collect();
+            cpus.sort_unstable();
+            cpus.dedup();
+            for c in cpus {
+                let on_c = members
+                    .iter()
+                    .copied()
+                    .filter(|&r| bound_cpus[r] == Some(c));
+                groups.push((on_c.collect(), Some(1)));
+            }
+        } else {
+            groups.push((members, *cores));
+        }
+    }
+    for (members, cores) in groups {
         let bursts: Vec<&RankBursts> = members.iter().map(|&r| &all[r]).collect();
-        let secs = match cores {
-            Some(c) => core_secs(&bursts, *c),
-            // Unknown cores: as many as ranks, i.e. wall time.
-            None => core_secs(&bursts, members.len()),
-        };
+        // Unknown cores: as many as ranks, i.e. wall time.
+        let secs = core_secs(&bursts, cores.unwrap_or(members.len()));
         for (i, &r) in members.iter().enumerate() {
             ranks[r] = Some(rank_rate(r, &all[r], &secs[i]));
         }
@@ -522,6 +631,7 @@ pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
             .map(|r| r.expect("every rank has a host"))
             .collect(),
         hosts,
+        bound_cpus,
     })
 }
 
@@ -576,6 +686,7 @@ mod tests {
                 },
             ],
             hosts: vec![],
+            bound_cpus: vec![],
         };
         // The seed: mean over the ranks, (6e8 + 1e9) / 2; pooled: 1.003e9 / 1.005 s.
         assert!((run.seed_flops_per_sec() - 8e8).abs() < 1e-3);
@@ -621,6 +732,7 @@ mod tests {
             dir: PathBuf::new(),
             ranks: vec![r],
             hosts: vec![],
+            bound_cpus: vec![],
         };
         assert!((run.coverage() - 4.0 / 4.5).abs() < 1e-12);
         assert!(run.usable_flops_per_sec().is_some());
@@ -631,6 +743,7 @@ mod tests {
             dir: PathBuf::new(),
             ranks: vec![rank_rate(0, &b, &core_secs(&[&b], 1)[0])],
             hosts: vec![],
+            bound_cpus: vec![],
         };
         assert_eq!(run.coverage(), 0.0);
         assert_eq!(run.usable_flops_per_sec(), None);
@@ -748,6 +861,65 @@ mod tests {
             Some(usize::MAX)
         );
         assert_eq!(mode_cores("scattered: 4 ranks over the hosts of h"), None);
+    }
+
+    /// The module doc's example ("Ranks pinned to cores"), by hand: ranks 0 and 2 on core 0
+    /// compute 1e9 flops each over [0, 1], rank 1 on core 1 1e9 flops over [1, 2]. Per core:
+    /// 0.5, 1 and 0.5 core-seconds, 1.5e9 flop/s pooled over the ranks; the cores pooled: a
+    /// whole core each, 1e9 flop/s.
+    #[test]
+    fn pinned_ranks_share_their_own_core_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        for (r, (t0, t1)) in [(0, 1), (1, 2), (0, 1)].into_iter().enumerate() {
+            std::fs::write(
+                p.join(format!("rank-{r}.txt")),
+                format!("{r} init\n{r} compute 1e9\n{r} finalize\n"),
+            )
+            .unwrap();
+            std::fs::write(
+                p.join(format!("rank-{r}.timed.txt")),
+                format!("{r} {t0} {t0} init\n{r} {t1} {t1} finalize\n"),
+            )
+            .unwrap();
+        }
+        let meta = |extra: &str| {
+            format!(
+                r#"{{"rank_hosts": ["a", "a", "a"], "hosts": [{{"name": "a", "cpus": 2}}], "acquisition_mode": "folding: 3 ranks on 2 cores (2 ranks per core)", {extra}}}"#
+            )
+        };
+        let core_secs_of =
+            |run: &RunRate| -> Vec<f64> { run.ranks.iter().map(|r| r.core_secs).collect() };
+        // Bound CPUs recorded by the tracer.
+        std::fs::write(
+            p.join("trace-meta.json"),
+            meta(r#""per_rank_allowed_cpus": [1, 1, 1], "per_rank_bound_cpu": [0, 1, 0]"#),
+        )
+        .unwrap();
+        let run = run_rate(p).unwrap();
+        assert_eq!(run.bound_cpus, vec![Some(0), Some(1), Some(0)]);
+        assert_eq!(core_secs_of(&run), vec![0.5, 1.0, 0.5]);
+        assert!((run.flops_per_sec() - 1.5e9).abs() < 1e-3);
+        // An older trace: one allowed CPU each in a folded run, pinned by `--pin` (i mod C).
+        std::fs::write(
+            p.join("trace-meta.json"),
+            meta(r#""per_rank_allowed_cpus": [1, 1, 1]"#),
+        )
+        .unwrap();
+        let run = run_rate(p).unwrap();
+        assert_eq!(run.bound_cpus, vec![Some(0), Some(1), Some(0)]);
+        assert!((run.flops_per_sec() - 1.5e9).abs() < 1e-3);
+        // Unbound (two allowed CPUs each), or one rank of the host not bound: the cores pooled.
+        for extra in [
+            r#""per_rank_allowed_cpus": [2, 2, 2]"#,
+            r#""per_rank_allowed_cpus": [1, 2, 1], "per_rank_bound_cpu": [0, -1, 0]"#,
+        ] {
+            std::fs::write(p.join("trace-meta.json"), meta(extra)).unwrap();
+            let run = run_rate(p).unwrap();
+            assert_eq!(run.bound_cpus, vec![None, None, None], "{extra}");
+            assert_eq!(core_secs_of(&run), vec![1.0, 1.0, 1.0], "{extra}");
+            assert!((run.flops_per_sec() - 1e9).abs() < 1e-3, "{extra}");
+        }
     }
 
     /// Hosts and cores from trace-meta.json: two ranks on host "a" with 1 allowed CPU each.

@@ -38,8 +38,16 @@ fn folding_confines_the_ranks_to_the_cores_it_names() {
         meta.contains("\"acquisition_mode\": \"folding: 2 ranks on 1 core (2 ranks per core)\""),
         "{meta}"
     );
-    // Each rank saw one allowed CPU (taskset on the launcher, no binding).
+    // Each rank saw one allowed CPU (taskset on the launcher, no binding): the same one,
+    // which the metadata names (the rate then shares that core between the two ranks).
     assert!(meta.contains("\"per_rank_allowed_cpus\": [1, 1]"), "{meta}");
+    let m: serde_json::Value = serde_json::from_str(&meta).unwrap();
+    let cpus = m["per_rank_bound_cpu"]
+        .as_array()
+        .expect("per_rank_bound_cpu");
+    assert_eq!(cpus.len(), 2, "{meta}");
+    assert!(cpus[0].as_i64().is_some_and(|c| c >= 0), "{meta}");
+    assert_eq!(cpus[0], cpus[1], "{meta}");
 }
 
 /// `--ref-speed` converts every rank's bursts with the given speed, and the metadata says so.

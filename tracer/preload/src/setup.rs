@@ -61,6 +61,8 @@ struct RankInfo {
     cpus: i32,
     /// CPUs this rank may run on (its affinity mask).
     allowed_cpus: i32,
+    /// The one CPU of the affinity mask of a rank bound to a single CPU, else -1.
+    bound_cpu: i32,
     ok: i32,
     host: [u8; HOST_LEN],
 }
@@ -210,6 +212,7 @@ fn try_start(what: &str) -> Result<(), Fail> {
         // SAFETY: sysconf has no preconditions.
         cpus: unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as i32,
         allowed_cpus: allowed_cpus(),
+        bound_cpu: bound_cpu(),
         ok: i32::from(writer.is_ok()),
         host: [0; HOST_LEN],
     };
@@ -350,6 +353,23 @@ fn allowed_cpus() -> i32 {
             return 0;
         }
         libc::CPU_COUNT(&set)
+    }
+}
+
+/// The CPU this thread is bound to when its affinity mask holds exactly one, else -1.
+fn bound_cpu() -> i32 {
+    // SAFETY: a zeroed cpu_set_t filled by sched_getaffinity for the calling thread; CPU_ISSET
+    // reads bits below CPU_SETSIZE only.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0
+            || libc::CPU_COUNT(&set) != 1
+        {
+            return -1;
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .find(|&c| libc::CPU_ISSET(c, &set))
+            .map_or(-1, |c| c as i32)
     }
 }
 
@@ -586,6 +606,10 @@ fn metadata(
         (
             "per_rank_allowed_cpus",
             Json::Arr(all.iter().map(|i| Json::Int(i64::from(i.allowed_cpus))).collect()),
+        ),
+        (
+            "per_rank_bound_cpu",
+            Json::Arr(all.iter().map(|i| Json::Int(i64::from(i.bound_cpu))).collect()),
         ),
         ("mpi_library", Json::str(lib)),
         ("mpi_version", Json::str(version)),

@@ -53,6 +53,17 @@ fn from_trace(dirs: &[std::path::PathBuf]) -> Result<(), Failure> {
                 None => println!("  host {name}: cores unknown (no trace-meta.json): wall time taken as core time"),
             }
         }
+        if run.bound_cpus.iter().any(Option::is_some) {
+            let cpus: Vec<String> = run
+                .bound_cpus
+                .iter()
+                .map(|c| c.map_or_else(|| "-".to_string(), |c| c.to_string()))
+                .collect();
+            println!(
+                "  ranks pinned to CPUs {}: each burst shares its own core only",
+                cpus.join(" ")
+            );
+        }
         for r in &run.ranks {
             println!(
                 "  rank {}: {} bursts counted, {:.4e} flops in {:.6} s wall, {:.6} core-s: {:.4e} flop/s (all bursts: {:.4e} wall)",
