@@ -3,14 +3,16 @@
 /* The core-mate lab (README, next step 7): run with 3 ranks on 2 cores pinned r mod 2
    (mpirun -np 3 --oversubscribe --map-by core --bind-to core:overload-allowed ./coremate):
    rank 0 and rank 2 share core 0, rank 1 is on core 1. Rank 0 ping-pongs
-   with rank 1; in phase 1 rank 2 computes meanwhile on rank 0's core. */
+   with rank 1; in phase 1 rank 2 computes meanwhile on rank 0's core. With -np 5 or 7, the
+   even ranks from 2 on (2 or 3 core-mates of rank 0) compute, the odd ones wait in the
+   barrier on core 1. */
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int r; MPI_Comm_rank(MPI_COMM_WORLD, &r);
     const int n = 200; char b[8] = {0};
     for (int phase = 0; phase < 3; phase++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        if (r == 2) {
+        if (r >= 2 && r % 2 == 0) {
             if (phase >= 1) { double t0 = MPI_Wtime(); volatile double x = 0; while (MPI_Wtime() - t0 < 3.0) x += 1; }
         } else if (r == 0) {
             double t0 = MPI_Wtime();
