@@ -20,7 +20,10 @@
 //! replay adds again. Each burst is therefore timed in *core-seconds*: the integral over the
 //! burst of `min(1, C / k(t))`, where `k(t)` is the number of bursts running on the host at `t`
 //! and `C` the number of cores the traced run could use there (from the acquisition mode of
-//! `trace-meta.json`: a folded run is confined to ⌈ranks/K⌉ cores). On a regular acquisition (`k ≤ C`) this is the wall time.
+//! `trace-meta.json`: a folded run is confined to ⌈ranks/K⌉ cores). On a regular acquisition
+//! (`k ≤ C`) this is the wall time. What is left in the rate is the share of its core a burst
+//! really got (ranks polling in MPI calls, other processes), which the replay does not model
+//! otherwise.
 //!
 //! **Ranks pinned to cores** (`timeless trace --pin`): a rank bound to one CPU shares that
 //! core with the ranks bound to it only, so `k(t)` counts the bursts of the core's ranks and
@@ -36,10 +39,6 @@
 //! core 1 computes 1e9 flops over [1, 2] s. Pooled over the 2 cores, k = 2 then 1: every burst
 //! gets a whole core, 3 core-seconds, 1e9 flop/s. Per core, ranks 0 and 2 had half of core 0
 //! each: 2 core-seconds, 1.5e9 flop/s, the speed every burst ran at.
-//!
-//! What is left
-//! in the rate is the share of its core a burst really got (ranks polling in MPI calls, other
-//! processes), which the replay does not model otherwise.
 //!
 //! Only bursts whose gaps last at least [`MIN_RATE_BURST_SECS`] each on average count: a gap
 //! also holds the tracer's own work around its timestamps, which dominates short gaps, and a
