@@ -444,3 +444,7 @@ mod hubs;
 // Solution memo (`memo.rs`).
 
 mod memo;
+
+// Solves from rest (`rest.rs`).
+
+mod rest;
