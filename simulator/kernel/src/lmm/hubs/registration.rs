@@ -345,6 +345,10 @@ impl System {
         } else {
             f64::INFINITY
         };
+        #[cfg(test)]
+        {
+            self.hubs.registrations += 1;
+        }
         let reg = &mut self.vars[v as usize].reg;
         reg.registered = true;
         reg.fx = fx;

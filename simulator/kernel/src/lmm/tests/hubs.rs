@@ -85,7 +85,10 @@ fn binding_bound_keeps_the_general_path() {
 /// of p = 1: two variables leave the system dormant (45 each by the general path); the third
 /// wakes it and B becomes a hub whose group gives each 90/3 = 30; removing two leaves one
 /// (below off): the hub is dropped, the system sleeps with no registration left, and the
-/// survivor gets all 90; two arrivals wake it again (30 each, in the group).
+/// survivor gets all 90; two arrivals wake it again (30 each, in the group). Each wake makes B a
+/// hub before it registers the variables, so each registers once (3 per wake), not once
+/// without a hub and again when B becomes one (6); dropping B registers the survivor again,
+/// without a hub, before the system sleeps (3 + 1 + 3 = 7 in all).
 #[test]
 fn dormant_registration_wakes_and_sleeps() {
     let mut s = System::new();
@@ -109,6 +112,7 @@ fn dormant_registration_wakes_and_sleeps() {
     assert_eq!(s.hubs.n_live, 1);
     assert!([v0, v1, v2].iter().all(|&v| s.group_of(v).is_some()));
     assert_eq!(s.group_share(s.group_of(v0).unwrap()), 30.0);
+    assert_eq!(s.hubs.registrations, 3);
     s.clear_group_events();
     s.remove_variable(v0);
     s.remove_variable(v1);
@@ -125,6 +129,7 @@ fn dormant_registration_wakes_and_sleeps() {
     assert!(!s.hubs.dormant);
     assert!([v2, v3, v4].iter().all(|&v| s.group_of(v).is_some()));
     assert_eq!(s.group_share(s.group_of(v3).unwrap()), 30.0);
+    assert_eq!(s.hubs.registrations, 7);
 }
 
 /// The wake decision (`hubs::dormant`, "When to wake"), on = 3, off = 1, R = 2, backbone B
