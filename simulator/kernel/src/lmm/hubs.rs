@@ -74,6 +74,15 @@ fn usage_term(w: f64, p: f64) -> Option<f64> {
     (x.is_finite() && x >= 0.0).then_some(x)
 }
 
+/// `w/p` of a registered variable whose terms were found finite at registration (`fx`), or
+/// of a group member: [`usage_term`] without the check, on the paths that run per element.
+#[inline]
+fn known_term(w: f64, p: f64) -> f64 {
+    let x = w / p;
+    debug_assert!(x.is_finite() && x >= 0.0, "a term checked at registration");
+    x
+}
+
 /// A sum of terms that come and go, kept as an unevaluated pair `hi + lo` (Knuth's TwoSum):
 /// each addition's rounding error goes to `lo`, so after any number of additions and removals
 /// the value is the exact sum to ~1e-32 relative, whatever the order, and never drifts.

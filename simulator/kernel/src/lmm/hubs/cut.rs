@@ -71,7 +71,7 @@
 //! and the senders' links (about 560 constraints) by bottleneck filling.
 
 use super::super::{Sharing, System};
-use super::{usage_term, ExactSum, NO_HUB};
+use super::{known_term, ExactSum, NO_HUB};
 
 /// Relative room a cut hub keeps below its capacity (rounding of the loads is ~1e-16).
 pub(super) const CUT_MARGIN: f64 = 1e-9;
@@ -218,7 +218,7 @@ impl System {
     pub(super) fn cut_group_change(&mut self, e: u32, g: u32, p: f64, in_group: bool) {
         let el = self.elems[e as usize];
         let h = self.cut_hub(el.cnst);
-        let term = usage_term(el.weight, p).expect("a group member has finite terms");
+        let term = known_term(el.weight, p);
         let reg = &mut self.cnsts[el.cnst as usize].reg;
         let entry = reg
             .hubs

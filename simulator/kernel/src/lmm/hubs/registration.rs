@@ -16,7 +16,7 @@
 //! by one and Σ w/p by w/p; each of those lowers B's offer floor to its new offer C/Σ, so the
 //! next evaluation of B knows whether some neighbour may now offer less than B's share.
 
-use super::{usage_term, ExactSum, Hub, HubEntry, NO_HUB};
+use super::{known_term, usage_term, ExactSum, Hub, HubEntry, NO_HUB};
 use crate::lmm::{Sharing, System, VarId};
 
 /// The entry of hub `h` (`hub`) on constraint `c` for its first member there: `c` joins the
@@ -189,7 +189,7 @@ impl System {
                 // Becomes tracked: its usage was not kept up to date, sum it afresh.
                 self.recompute_usage(c);
             } else if fx && shared {
-                let t = usage_term(el.weight, p).expect("checked at registration");
+                let t = known_term(el.weight, p);
                 reg.usage.add(if sign > 0 { t } else { -t });
             }
             self.cnst_attach(c);
@@ -212,7 +212,7 @@ impl System {
         if cn.sharing != Sharing::Shared || reg.cut || reg.n_unhubbed != 0 {
             return false;
         }
-        let t = usage_term(weight, p).expect("checked at registration");
+        let t = known_term(weight, p);
         match (reg.hubs.len(), sign > 0) {
             // (a) the first registered variable: `h`'s new clean neighbour (or its own hub).
             (0, true) if reg.n_active == 0 && reg.hub.is_none_or(|own| own == h) => {
@@ -274,7 +274,7 @@ impl System {
                 let el = &self.elems[e as usize];
                 let reg = &self.vars[el.var as usize].reg;
                 if reg.registered && reg.fx {
-                    sum.add(usage_term(el.weight, reg.penalty).expect("checked at registration"));
+                    sum.add(known_term(el.weight, reg.penalty));
                 }
             }
         }
