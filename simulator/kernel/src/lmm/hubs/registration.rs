@@ -16,6 +16,8 @@
 //! by one and Σ w/p by w/p; each of those lowers B's offer floor to its new offer C/Σ, so the
 //! next evaluation of B knows whether some neighbour may now offer less than B's share.
 
+use smallvec::SmallVec;
+
 use super::{known_term, usage_term, ExactSum, Hub, HubEntry, NO_HUB};
 use crate::lmm::{Sharing, System, VarId};
 
@@ -120,8 +122,12 @@ impl System {
             let r = &self.vars[v as usize].reg;
             (r.hub, r.fx, r.penalty)
         };
-        for j in 0..self.vars[v as usize].elems.len() {
-            let el = self.elems[self.vars[v as usize].elems[j] as usize];
+        // The element ids, copied out once: the loop changes constraints and hubs, never the
+        // variable's own list (a flow has 5 or 6; re-reading the list through `self` at each
+        // element cost more than the copy).
+        let ids: SmallVec<[u32; 8]> = SmallVec::from_slice(&self.vars[v as usize].elems);
+        for &e in &ids {
+            let el = self.elems[e as usize];
             let c = el.cnst;
             if let (Some(h), true) = (hub, fx) {
                 if self.member_on_clean(h, c, el.weight, p, sign) {
@@ -129,7 +135,7 @@ impl System {
                 }
             }
             if self.cnsts[c as usize].reg.cut {
-                self.cut_registration(v, self.vars[v as usize].elems[j], sign);
+                self.cut_registration(v, e, sign);
             }
             let reg = &mut self.cnsts[c as usize].reg;
             let tracked = reg.tracked();
@@ -202,7 +208,8 @@ impl System {
     /// (the constraint becomes a clean neighbour of `h`), (b) arriving or leaving among other
     /// members of `h` (it stays clean), or (c) the last member leaving (nothing registered is
     /// left). Each is the general case's count, member, neighbour and usage updates, offer
-    /// floor, dirty mark and count check, without the unclean bookkeeping that cannot change
+    /// floor (lowered by arrivals only), dirty mark and count check, without the unclean
+    /// bookkeeping that cannot change
     /// (same values; `recompute_usage` of a constraint whose only registered variable is this
     /// one is its one term). Returns `false`, changing nothing, in any other case.
     #[inline]
@@ -250,16 +257,20 @@ impl System {
             }
             _ => return false,
         }
-        let usage = reg.usage.value();
-        let offer = if usage > 0.0 {
-            cn.capacity / usage
-        } else {
-            f64::INFINITY
-        };
-        let exception_of = reg.exception_of;
-        let hub = &mut self.hubs.list[h as usize];
-        if hub.cnst != c && exception_of != h {
-            hub.offer_floor = hub.offer_floor.min(offer);
+        // An arrival lowers the offer C/Σ: the hub's offer floor follows. A departure raises
+        // it, and the floor, a lower bound of the offers, stays one.
+        if sign > 0 {
+            let usage = reg.usage.value();
+            let offer = if usage > 0.0 {
+                cn.capacity / usage
+            } else {
+                f64::INFINITY
+            };
+            let exception_of = reg.exception_of;
+            let hub = &mut self.hubs.list[h as usize];
+            if hub.cnst != c && exception_of != h {
+                hub.offer_floor = hub.offer_floor.min(offer);
+            }
         }
         self.hubs.mark_dirty(h);
         self.count_changed(c);
