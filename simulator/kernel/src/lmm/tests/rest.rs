@@ -5,13 +5,9 @@ use super::super::*;
 use proptest::prelude::*;
 
 /// The parent module's doc example as parked paths: A (C = 10) and B (C = 4); path 1 uses A,
-/// path 2 uses A and B, both at penalty 1. Activated from rest, flow 2 gets B's 4 and flow 1
-/// A's remaining 10 − 4 = 6 (the walk from A lists flow 1 then flow 2). Parked again and
-/// re-activated in the same order: a hit with 6 and 4 in the same order. In the reverse order
-/// the key differs: a miss, and A now lists flow 2's element first, so the walk (from A) lists
-/// flow 2 then flow 1 in `touched`, with the same values.
-#[test]
-fn the_same_activations_from_rest_hit() {
+/// path 2 uses A and B. Returns the system (solved once, at rest) and the two paths' parked
+/// variables.
+fn two_parked_paths() -> (System, VarId, VarId) {
     let mut s = System::new();
     let a = s.add_constraint(10.0, Sharing::Shared);
     let b = s.add_constraint(4.0, Sharing::Shared);
@@ -20,6 +16,18 @@ fn the_same_activations_from_rest_hit() {
     let f1 = s.add_variable_shaped(0.0, -1.0, p1);
     let f2 = s.add_variable_shaped(0.0, -1.0, p2);
     s.solve();
+    (s, f1, f2)
+}
+
+/// The parent module's doc example as parked paths: A (C = 10) and B (C = 4); path 1 uses A,
+/// path 2 uses A and B, both at penalty 1. Activated from rest, flow 2 gets B's 4 and flow 1
+/// A's remaining 10 − 4 = 6 (the walk from A lists flow 1 then flow 2). Parked again and
+/// re-activated in the same order: a hit with 6 and 4 in the same order. In the reverse order
+/// the key differs: a miss, and A now lists flow 2's element first, so the walk (from A) lists
+/// flow 2 then flow 1 in `touched`, with the same values.
+#[test]
+fn the_same_activations_from_rest_hit() {
+    let (mut s, f1, f2) = two_parked_paths();
     let round = |s: &mut System, order: [VarId; 2]| {
         for v in order {
             s.set_penalty(v, 1.0);
@@ -48,14 +56,8 @@ fn the_same_activations_from_rest_hit() {
 /// at 2 gets 2, flow 2 4 (B), A has 10 − 2 − 4 left.
 #[test]
 fn other_changes_end_the_log() {
-    let mut s = System::new();
-    let a = s.add_constraint(10.0, Sharing::Shared);
-    let b = s.add_constraint(4.0, Sharing::Shared);
-    let p1 = s.add_shape(&[(a, 1.0)]);
-    let p2 = s.add_shape(&[(a, 1.0), (b, 1.0)]);
-    let f1 = s.add_variable_shaped(0.0, -1.0, p1);
-    let f2 = s.add_variable_shaped(0.0, -1.0, p2);
-    s.solve();
+    let (mut s, f1, f2) = two_parked_paths();
+    let a = CnstId(0);
     s.set_bound(f1, 2.0);
     s.set_penalty(f1, 1.0);
     s.set_penalty(f2, 1.0);
@@ -87,37 +89,21 @@ fn other_changes_end_the_log() {
 /// them is first given a new bound (which ends the log).
 type Phase = Vec<(usize, Option<f64>)>;
 
+/// A random system's constraints and variables (`rand_system`), the variables as parked paths,
+/// and 1 to 4 phases of 1 to 5 activations each.
 fn rest_case() -> impl Strategy<Value = (Vec<(f64, bool)>, Vec<super::RandVar>, Vec<Phase>)> {
-    let cnsts = proptest::collection::vec((1u32..1000, proptest::bool::weighted(0.2)), 1..8);
-    cnsts.prop_flat_map(|cnsts| {
-        let n = cnsts.len();
-        let cnsts: Vec<(f64, bool)> = cnsts.into_iter().map(|(c, f)| (c as f64, f)).collect();
-        let var = (
-            1u32..100,
-            prop_oneof![Just(0u32), 1u32..2000],
-            proptest::collection::vec(
-                (
-                    0..n,
-                    prop_oneof![Just(1.0f64), Just(0.05f64), Just(1.05f64)],
-                ),
-                1..4,
-            ),
+    super::rand_system().prop_flat_map(|sys| {
+        let k = sys.vars.len();
+        let step = (
+            0..k,
+            prop_oneof![8 => Just(None), 1 => (1u32..2000).prop_map(|b| Some(f64::from(b)))],
+        );
+        let phase = proptest::collection::vec(step, 1..6);
+        (
+            Just(sys.cnsts),
+            Just(sys.vars),
+            proptest::collection::vec(phase, 1..5),
         )
-            .prop_map(|(p, b, es)| (p as f64, if b == 0 { -1.0 } else { b as f64 }, es));
-        let paths = proptest::collection::vec(var, 1..10);
-        paths.prop_flat_map(move |paths| {
-            let k = paths.len();
-            let step = (
-                0..k,
-                prop_oneof![8 => Just(None), 1 => (1u32..2000).prop_map(|b| Some(b as f64))],
-            );
-            let phase = proptest::collection::vec(step, 1..6);
-            (
-                Just(cnsts.clone()),
-                Just(paths),
-                proptest::collection::vec(phase, 1..5),
-            )
-        })
     })
 }
 
