@@ -252,7 +252,7 @@ impl System {
 
     /// (lookups, hits) of the solution memo since the system was made ([`System::set_memo`]).
     pub fn memo_counts(&self) -> (u64, u64) {
-        (self.memo.lookups, self.memo.hits)
+        (self.memo.count.lookups, self.memo.count.hits)
     }
 
     /// Adds a constraint of `capacity` (in the resource's unit per second). O(1).

@@ -65,6 +65,43 @@ pub const MIN_HIT_DIVISOR: u32 = 8;
 /// Lookups of a window after which [`SolveMemo::hits_rarely`] judges its hit ratio.
 const JUDGE_AFTER: u32 = 32;
 
+/// Lookups and hits of a memo: since the start, and in the current window of [`WINDOW`]
+/// lookups, whose hit rate decides whether the memo stays on (this one and `rest`'s).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct HitCount {
+    pub(super) lookups: u64,
+    pub(super) hits: u64,
+    window_lookups: u32,
+    window_hits: u32,
+}
+
+impl HitCount {
+    /// Counts a lookup; `true` when it closes a window with fewer than
+    /// `WINDOW / MIN_HIT_DIVISOR` hits (the memo then switches off).
+    pub(super) fn record(&mut self, hit: bool) -> bool {
+        self.lookups += 1;
+        self.window_lookups += 1;
+        if hit {
+            self.hits += 1;
+            self.window_hits += 1;
+        }
+        if self.window_lookups < WINDOW {
+            return false;
+        }
+        let rare = self.window_hits < WINDOW / MIN_HIT_DIVISOR;
+        self.window_lookups = 0;
+        self.window_hits = 0;
+        rare
+    }
+
+    /// True when the current window has seen enough lookups to judge, with hits fewer than
+    /// the switch-off threshold's ratio so far.
+    fn hits_rarely(&self) -> bool {
+        self.window_lookups >= JUDGE_AFTER
+            && self.window_hits.saturating_mul(MIN_HIT_DIVISOR) < self.window_lookups
+    }
+}
+
 /// A key word marking an element whose variable is seen for the first time.
 const NEW_VAR: u64 = 1 << 63;
 /// The key word of an element whose variable has penalty 0 (the filling skips it).
@@ -91,11 +128,8 @@ pub(super) struct SolveMemo {
     digest: u128,
     /// The component's variables by local number.
     pub(super) vars: Vec<u32>,
-    window_lookups: u32,
-    window_hits: u32,
-    /// Lookups and hits since the start (for reports and tests).
-    pub(super) lookups: u64,
-    pub(super) hits: u64,
+    /// Lookups and hits (for the switch-off, reports and tests).
+    pub(super) count: HitCount,
 }
 
 impl std::fmt::Debug for SolveMemo {
@@ -104,8 +138,8 @@ impl std::fmt::Debug for SolveMemo {
             .field("enabled", &self.enabled)
             .field("entries", &self.entries.len())
             .field("words", &self.words)
-            .field("lookups", &self.lookups)
-            .field("hits", &self.hits)
+            .field("lookups", &self.count.lookups)
+            .field("hits", &self.count.hits)
             .finish()
     }
 }
@@ -120,10 +154,7 @@ impl Default for SolveMemo {
             key: Vec::new(),
             digest: 0,
             vars: Vec::new(),
-            window_lookups: 0,
-            window_hits: 0,
-            lookups: 0,
-            hits: 0,
+            count: HitCount::default(),
         }
     }
 }
@@ -185,14 +216,10 @@ impl SolveMemo {
     /// The entry stored under the current key, if any (see [`SolveMemo::entry`]).
     pub(super) fn lookup(&mut self) -> Option<u32> {
         self.digest = xxh3_128(bytemuck::cast_slice(&self.key));
-        self.lookups += 1;
-        self.window_lookups += 1;
         let found = self.index.get(&self.digest).copied();
-        if found.is_some() {
-            self.hits += 1;
-            self.window_hits += 1;
+        if self.count.record(found.is_some()) {
+            self.switch_off();
         }
-        self.end_window();
         found.filter(|_| self.enabled)
     }
 
@@ -200,8 +227,7 @@ impl SolveMemo {
     /// the switch-off threshold's ratio so far (a hint for work that only a miss needs; it
     /// never changes a value).
     pub(super) fn hits_rarely(&self) -> bool {
-        self.window_lookups >= JUDGE_AFTER
-            && self.window_hits.saturating_mul(MIN_HIT_DIVISOR) < self.window_lookups
+        self.count.hits_rarely()
     }
 
     /// Entry `i`'s (values, fixed), by local number.
@@ -210,20 +236,13 @@ impl SolveMemo {
         (&e.values, &e.fixed)
     }
 
-    /// Closes a full window: too few hits switch the memo off and free its entries.
-    fn end_window(&mut self) {
-        if self.window_lookups < WINDOW {
-            return;
-        }
-        if self.window_hits < WINDOW / MIN_HIT_DIVISOR {
-            self.enabled = false;
-            self.index = FxHashMap::default();
-            self.entries = Vec::new();
-            self.key = Vec::new();
-            self.words = 0;
-        }
-        self.window_lookups = 0;
-        self.window_hits = 0;
+    /// After a window of too few hits: the memo is off and its entries are freed.
+    fn switch_off(&mut self) {
+        self.enabled = false;
+        self.index = FxHashMap::default();
+        self.entries = Vec::new();
+        self.key = Vec::new();
+        self.words = 0;
     }
 
     /// Stores the filling's result for the current key, within the budget. `value(v)` gives

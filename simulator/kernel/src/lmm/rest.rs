@@ -41,22 +41,21 @@
 //! in the same order: one 24-word digest, one probe, 8 values written, no walk.
 //!
 //! # Bounds
-//! Entries are kept while they hold at most [`BUDGET_WORDS`]; each window of [`WINDOW`] lookups
-//! that hits less than one in [`MIN_HIT_DIVISOR`] turns lookups off for the rest of the run. As
+//! Entries are kept while they hold at most [`BUDGET_WORDS`]; each window of
+//! [`WINDOW`](super::memo::WINDOW) lookups that hits less than one in
+//! [`MIN_HIT_DIVISOR`](super::memo::MIN_HIT_DIVISOR) turns lookups off for the rest of the run
+//! (the component memo's rule, [`HitCount`]). As
 //! in `memo`, entries are found by the key's 128-bit XXH3 digest (collision odds about 2^-128
 //! per pair of keys) and the decision depends only on the sequence of solves: runs stay
 //! deterministic, and [`System::set_memo`]`(false)` turns this off with the component memo.
 
+use super::memo::HitCount;
 use super::{System, VarId, NONE};
 use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::xxh3_128;
 
 /// Most words (8 bytes) all entries may hold together: 8 MiB.
 pub const BUDGET_WORDS: usize = 1 << 20;
-/// Lookups per hit-rate window.
-pub const WINDOW: u32 = 4096;
-/// A window with fewer than `WINDOW / MIN_HIT_DIVISOR` hits turns lookups off.
-pub const MIN_HIT_DIVISOR: u32 = 8;
 
 /// A solve's result by activation position: `order[i]` is the activation whose variable the
 /// solve listed `i`-th in `touched`, with its value and fixed flag.
@@ -83,11 +82,8 @@ pub(super) struct RestMemo {
     words: usize,
     /// The digest of a lookup that missed, for [`System::rest_store`].
     missed: Option<u128>,
-    window_lookups: u32,
-    window_hits: u32,
-    /// Lookups and hits since the start (for tests).
-    lookups: u64,
-    hits: u64,
+    /// Lookups and hits (for the switch-off and tests).
+    count: HitCount,
 }
 
 impl std::fmt::Debug for RestMemo {
@@ -96,8 +92,8 @@ impl std::fmt::Debug for RestMemo {
             .field("off", &self.off)
             .field("logging", &self.logging)
             .field("entries", &self.entries.len())
-            .field("lookups", &self.lookups)
-            .field("hits", &self.hits)
+            .field("lookups", &self.count.lookups)
+            .field("hits", &self.count.hits)
             .finish()
     }
 }
@@ -115,27 +111,20 @@ impl RestMemo {
         self.logging = false;
     }
 
-    /// Closes a full window: too few hits turn lookups off and free the entries.
-    fn end_window(&mut self) {
-        if self.window_lookups < WINDOW {
-            return;
-        }
-        if self.window_hits < WINDOW / MIN_HIT_DIVISOR {
-            self.off = true;
-            self.logging = false;
-            self.index = FxHashMap::default();
-            self.entries = Vec::new();
-            self.words = 0;
-        }
-        self.window_lookups = 0;
-        self.window_hits = 0;
+    /// After a window of too few hits: lookups are off and the entries are freed.
+    fn switch_off(&mut self) {
+        self.off = true;
+        self.logging = false;
+        self.index = FxHashMap::default();
+        self.entries = Vec::new();
+        self.words = 0;
     }
 }
 
 impl System {
     /// (lookups, hits) of solves from rest since the system was made (module `lmm::rest`).
     pub fn rest_counts(&self) -> (u64, u64) {
-        (self.rest.lookups, self.rest.hits)
+        (self.rest.count.lookups, self.rest.count.hits)
     }
 
     /// Logs the activation of variable `v` (penalty from 0) if the system is logging since
@@ -182,14 +171,10 @@ impl System {
             ]);
         }
         let digest = xxh3_128(bytemuck::cast_slice(&r.key));
-        r.lookups += 1;
-        r.window_lookups += 1;
         let found = r.index.get(&digest).copied();
-        if found.is_some() {
-            r.hits += 1;
-            r.window_hits += 1;
+        if r.count.record(found.is_some()) {
+            r.switch_off();
         }
-        r.end_window();
         if r.off {
             return false;
         }
