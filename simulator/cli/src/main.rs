@@ -8,6 +8,7 @@ mod calibrate;
 mod compensate;
 mod compress;
 mod flowgraph;
+mod memory;
 mod output;
 mod profile;
 mod proxy;
@@ -17,33 +18,6 @@ mod trace;
 mod validate;
 
 use std::process::ExitCode;
-
-/// The allocator: mimalloc rather than glibc's. A replay's two threads pass every decoded
-/// batch from one to the other (allocated by the decoder, freed by the replay), which glibc
-/// serves from per-thread arenas grown a page at a time (about 3,000 `mprotect` calls at 4,096
-/// ranks). With mimalloc the 4,096-rank stencil, ring and allreduce of `validation/bench` ran
-/// 8, 15 and 13 % faster and the 64- and 16-rank points the same (medians of 5 alternated
-/// runs, `validation/bench/SCALING.md`, session 18), for about twice the live heap in
-/// committed memory; the libraries keep the system allocator of whatever front end links
-/// them.
-///
-/// Freed memory is kept rather than purged (`mi_option_purge_delay` -1): by default mimalloc
-/// hands freed pages back to the OS after a delay and the next allocation faults them in again,
-/// zeroed by the kernel (`clear_page_rep` was 14 % of the 4,096-rank ring's profile, system
-/// time 0.24 s; 0.06 s without purging). A replay's memory peaks near its end anyway.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// `mi_option_purge_delay` in mimalloc v3's `mi_option_e` (`include/mimalloc.h` of the
-/// libmimalloc-sys version in Cargo.lock, whose Rust constants predate the option); its
-/// default is 1000 (ms, `src/options.c`), checked by a test.
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// Never purge freed memory (see [`GLOBAL`]).
-fn keep_freed_memory() {
-    // SAFETY: sets a process-wide allocator option; mimalloc reads it when it purges.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) }
-}
 
 use clap::{Parser, Subcommand};
 
@@ -127,7 +101,7 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    keep_freed_memory();
+    memory::keep_freed_memory();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
@@ -160,21 +134,5 @@ fn main() -> ExitCode {
             eprintln!("timeless: error: {}", message(&e));
             ExitCode::from(code)
         }
-    }
-}
-
-#[cfg(test)]
-mod allocator_tests {
-    use super::MI_OPTION_PURGE_DELAY;
-
-    /// The option number names the purge delay: mimalloc v3's `src/options.c` gives it the
-    /// default 1000 (ms; the header's comment still says 10), which none of its neighbours has
-    /// (14, a deprecated eager-commit delay, defaults to 1; 16, the NUMA node count, to 0), so
-    /// an enum that moved would fail here.
-    #[test]
-    fn purge_delay_option_number() {
-        // SAFETY: reads an allocator option.
-        let default = unsafe { libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY) };
-        assert_eq!(default, 1000);
     }
 }

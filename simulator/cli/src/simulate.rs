@@ -130,6 +130,12 @@ impl Frontend for Cli {
     fn jobs(&mut self, jobs: &[(String, u32, u32)]) {
         self.jobs = jobs.to_vec();
     }
+
+    fn replay_size(&mut self, ranks: usize) {
+        if ranks >= crate::memory::HUGE_PAGES_FROM_RANKS {
+            crate::memory::huge_pages(true);
+        }
+    }
 }
 
 /// The exit-code class of a pipeline error.

@@ -146,6 +146,15 @@ pub trait Frontend {
     fn jobs(&mut self, jobs: &[(String, u32, u32)]) {
         let _ = jobs;
     }
+
+    /// The number of ranks the replay will run, once the deployment is known and before any
+    /// per-rank state (decoders, rank states, mailboxes) is allocated: a front end may set
+    /// process-wide policies by the replay's size (the `timeless` binary turns transparent
+    /// huge pages on for large replays only). Called once per [`simulate`] (per job set in a
+    /// multi-job replay, with the total).
+    fn replay_size(&mut self, ranks: usize) {
+        let _ = ranks;
+    }
 }
 
 /// One job of a multi-job replay ([`SimulateConfig::jobs`]).
@@ -582,6 +591,7 @@ pub fn simulate(
         Some(c) => c,
         None => &*traces,
     };
+    frontend.replay_size(placement.len());
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let ahead = if config.decode_ahead && cores > 1 && placement.len() > 1 {
         Some(timeless_trace::DecodeAhead::new(
@@ -700,6 +710,7 @@ fn simulate_jobs(
         })
         .collect();
     frontend.jobs(&listing);
+    frontend.replay_size(first as usize);
     let mut sim = Simulation::with_jobs(platform, &jobs, cfg.clone())?;
     sim.set_full_solve(config.full_solve);
     let observer = frontend.observer().map_err(SimulateError::Frontend)?;
