@@ -103,6 +103,12 @@ fn main() -> ExitCode {
     }
     memory::keep_freed_memory();
     let cli = Cli::parse();
+    // Huge pages are off from before `main` for `simulate`'s sake (`memory`): every other
+    // command gets the policy the process inherited back at once, since the programs it starts
+    // (the traced application, benchmarks) inherit the flag.
+    if !matches!(cli.command, Command::Simulate(_)) {
+        memory::restore_huge_pages();
+    }
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(args),
         Command::Compensate(args) => compensate::run(args),

@@ -30,8 +30,12 @@
 //! 0.326 and 0.336 s, within the noise). So
 //! the process starts with huge pages off (`prctl(PR_SET_THP_DISABLE)`, before `main`) and a replay of
 //! [`HUGE_PAGES_FROM_RANKS`] ranks or more turns them back on before it allocates its
-//! per-rank state ([`huge_pages`], called through `timeless_run::Frontend::replay_size`).
-//! The results do not depend on it.
+//! per-rank state ([`restore_huge_pages`], called through `timeless_run::Frontend::replay_size`).
+//! The results do not depend on it. Every other command gives the process back the policy it
+//! started with at once ([`restore_huge_pages`]): the flag is inherited by the programs a
+//! process starts, and `trace`, `validate` and `calibrate` start the traced application.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The allocator: mimalloc rather than glibc's. A replay's two threads pass every decoded
 /// batch from one to the other (allocated by the decoder, freed by the replay), which glibc
@@ -63,39 +67,65 @@ pub(crate) fn keep_freed_memory() {
 /// Replays of this many ranks or more run with transparent huge pages (module doc).
 pub(crate) const HUGE_PAGES_FROM_RANKS: usize = 4096;
 
+/// Whether the process started with huge pages disabled (`PR_GET_THP_DISABLE` read before
+/// [`HUGE_PAGES_OFF_BEFORE_MAIN`] set it): a parent's choice, which [`restore_huge_pages`]
+/// gives back.
+static INHERITED_THP_DISABLED: AtomicBool = AtomicBool::new(false);
+
 /// Huge pages off before `main`, as the dynamic loader runs the executable's initialisers: the
 /// Rust runtime allocates before `main` (its thread's information), and that first allocation
 /// reserves mimalloc's arena and faults its first pages in, two huge pages' worth (4 MiB) if
 /// nothing stopped them (the 16-rank ring peaked at 14.3 MB with the switch made in `main`,
-/// 10.6 MB with it made here).
+/// 10.6 MB with it made here). The state it found is kept for [`restore_huge_pages`].
 #[cfg(target_os = "linux")]
 #[used]
 #[link_section = ".init_array"]
 static HUGE_PAGES_OFF_BEFORE_MAIN: extern "C" fn() = {
     extern "C" fn off() {
-        huge_pages(false);
+        INHERITED_THP_DISABLED.store(thp_disabled(), Ordering::Relaxed);
+        set_thp_disabled(true);
     }
     off
 };
 
-/// Turns transparent huge pages on or off for the rest of the process (`prctl`
-/// `PR_SET_THP_DISABLE`; pages already faulted in keep their size). A kernel without the
-/// call (before Linux 3.15) or another system leaves the kernel's policy as it is.
-pub(crate) fn huge_pages(on: bool) {
+/// Gives the process back the huge-page policy it started with: for a replay of
+/// [`HUGE_PAGES_FROM_RANKS`] ranks or more, and, from `main`, for every command but
+/// `simulate`. The flag is inherited across `fork` and `exec`, so a command that starts other
+/// programs (`trace`, `validate` and `calibrate` run the traced MPI applications and
+/// benchmarks) must not leave it set: the traced program would run with another memory policy
+/// than it does untraced.
+pub(crate) fn restore_huge_pages() {
+    set_thp_disabled(INHERITED_THP_DISABLED.load(Ordering::Relaxed));
+}
+
+/// Whether transparent huge pages are disabled for this process (`prctl`
+/// `PR_GET_THP_DISABLE`); `false` where the call does not exist.
+fn thp_disabled() -> bool {
+    #[cfg(target_os = "linux")]
+    // SAFETY: reads a process attribute.
+    return unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) } == 1;
+    #[cfg(not(target_os = "linux"))]
+    false
+}
+
+/// Disables (or allows) transparent huge pages for the rest of the process and the programs
+/// it starts (`prctl` `PR_SET_THP_DISABLE`; pages already faulted in keep their size). A
+/// kernel without the call (before Linux 3.15) or another system leaves the policy as it is.
+fn set_thp_disabled(disabled: bool) {
     #[cfg(target_os = "linux")]
     // SAFETY: sets a process attribute; no memory is touched. The result is ignored on
     // purpose: the policy is a speed hint and the replay's results do not depend on it.
     unsafe {
         libc::prctl(
             libc::PR_SET_THP_DISABLE,
-            libc::c_ulong::from(!on),
+            libc::c_ulong::from(disabled),
             0 as libc::c_ulong,
             0 as libc::c_ulong,
             0 as libc::c_ulong,
         );
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = on;
+    let _ = disabled;
 }
 
 #[cfg(test)]
@@ -113,16 +143,23 @@ mod tests {
         assert_eq!(default, 1000);
     }
 
-    /// `huge_pages` sets the process's THP flag both ways (`PR_GET_THP_DISABLE` reads 1 while
-    /// huge pages are off). The flag is the process's: this test leaves it as `main` sets it.
+    /// The initialiser ran before the tests (a test binary runs the crate's initialisers too):
+    /// huge pages are off; `restore_huge_pages` gives back the state found before (here,
+    /// whatever the test runner inherited) and `set_thp_disabled` sets the flag both ways.
     #[cfg(target_os = "linux")]
     #[test]
-    fn huge_pages_toggle_the_process_flag() {
-        // SAFETY: reads a process attribute.
-        let disabled = || unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
-        super::huge_pages(true);
-        assert_eq!(disabled(), 0);
-        super::huge_pages(false);
-        assert_eq!(disabled(), 1);
+    fn huge_pages_are_off_and_restored() {
+        use super::{restore_huge_pages, set_thp_disabled, thp_disabled, INHERITED_THP_DISABLED};
+        use std::sync::atomic::Ordering;
+        assert!(thp_disabled(), "off before main");
+        restore_huge_pages();
+        assert_eq!(
+            thp_disabled(),
+            INHERITED_THP_DISABLED.load(Ordering::Relaxed)
+        );
+        set_thp_disabled(false);
+        assert!(!thp_disabled());
+        set_thp_disabled(true);
+        assert!(thp_disabled());
     }
 }

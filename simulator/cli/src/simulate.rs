@@ -133,7 +133,7 @@ impl Frontend for Cli {
 
     fn replay_size(&mut self, ranks: usize) {
         if ranks >= crate::memory::HUGE_PAGES_FROM_RANKS {
-            crate::memory::huge_pages(true);
+            crate::memory::restore_huge_pages();
         }
     }
 }

@@ -193,3 +193,35 @@ fn a_missing_tracer_library_names_the_build_command() {
     assert_eq!(out.status.code(), Some(2), "{e}");
     assert!(e.contains("TIMELESS_PRELOAD"), "{e}");
 }
+
+/// The traced program runs with the memory policy `timeless` itself inherited: the binary
+/// turns transparent huge pages off for its own replays (`simulator/cli/src/memory.rs`), and
+/// the flag is inherited across `exec`, so `trace` gives it back before it starts the run.
+/// The program here (`grep` on its own status) is no MPI program: tracing then fails after it
+/// ran, which does not matter to what it printed.
+#[test]
+fn the_traced_program_keeps_the_huge_page_policy() {
+    if !have_mpi() {
+        return;
+    }
+    let own = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let Some(line) = own.lines().find(|l| l.starts_with("THP_enabled:")) else {
+        return; // a kernel before 5.0 does not report the flag
+    };
+    programs(); // the tracer library
+    let dir = tmp().join("thp-policy");
+    let _serial = MPI_JOBS.lock().unwrap_or_else(|p| p.into_inner());
+    let out = timeless(&[
+        "trace",
+        "-n",
+        "1",
+        "-o",
+        dir.to_str().unwrap(),
+        "--",
+        "grep",
+        "THP_enabled",
+        "/proc/self/status",
+    ]);
+    let (o, e) = text(&out);
+    assert!(o.lines().any(|l| l == line), "expected '{line}':\n{o}{e}");
+}
