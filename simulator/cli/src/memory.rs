@@ -30,7 +30,7 @@
 //! 0.326 and 0.336 s, within the noise). So
 //! the process starts with huge pages off (`prctl(PR_SET_THP_DISABLE)`, before `main`) and a replay of
 //! [`HUGE_PAGES_FROM_RANKS`] ranks or more turns them back on before it allocates its
-//! per-rank state ([`restore_huge_pages`], called through `timeless_run::Frontend::replay_size`).
+//! per-rank state ([`huge_pages_for_replay`], called through `timeless_run::Frontend::replay_size`).
 //! The results do not depend on it. Every other command gives the process back the policy it
 //! started with at once ([`restore_huge_pages`]): the flag is inherited by the programs a
 //! process starts, and `trace`, `validate` and `calibrate` start the traced application.
@@ -98,6 +98,14 @@ pub(crate) fn restore_huge_pages() {
     set_thp_disabled(INHERITED_THP_DISABLED.load(Ordering::Relaxed));
 }
 
+/// The huge-page policy for a replay of `ranks` ranks, set before it allocates its per-rank
+/// state: the inherited one from [`HUGE_PAGES_FROM_RANKS`] ranks on, off below (module doc).
+pub(crate) fn huge_pages_for_replay(ranks: usize) {
+    if ranks >= HUGE_PAGES_FROM_RANKS {
+        restore_huge_pages();
+    }
+}
+
 /// Whether transparent huge pages are disabled for this process (`prctl`
 /// `PR_GET_THP_DISABLE`); `false` where the call does not exist.
 fn thp_disabled() -> bool {
@@ -161,5 +169,15 @@ mod tests {
         assert!(!thp_disabled());
         set_thp_disabled(true);
         assert!(thp_disabled());
+        // A replay below the threshold keeps them off, one at it gets the inherited policy
+        // (one test, so that no other thread of the test binary flips the flag meanwhile).
+        super::huge_pages_for_replay(super::HUGE_PAGES_FROM_RANKS - 1);
+        assert!(thp_disabled());
+        super::huge_pages_for_replay(super::HUGE_PAGES_FROM_RANKS);
+        assert_eq!(
+            thp_disabled(),
+            INHERITED_THP_DISABLED.load(Ordering::Relaxed)
+        );
+        set_thp_disabled(true);
     }
 }

@@ -132,9 +132,7 @@ impl Frontend for Cli {
     }
 
     fn replay_size(&mut self, ranks: usize) {
-        if ranks >= crate::memory::HUGE_PAGES_FROM_RANKS {
-            crate::memory::restore_huge_pages();
-        }
+        crate::memory::huge_pages_for_replay(ranks);
     }
 }
 

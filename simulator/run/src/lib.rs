@@ -149,9 +149,9 @@ pub trait Frontend {
 
     /// The number of ranks the replay will run, once the deployment is known and before any
     /// per-rank state (decoders, rank states, mailboxes) is allocated: a front end may set
-    /// process-wide policies by the replay's size (the `timeless` binary turns transparent
-    /// huge pages on for large replays only). Called once per [`simulate`] (per job set in a
-    /// multi-job replay, with the total).
+    /// process-wide policies by the replay's size (the `timeless` binary keeps transparent
+    /// huge pages off below 4,096 ranks). Called once per [`simulate`] (in a multi-job
+    /// replay, with the ranks of all jobs).
     fn replay_size(&mut self, ranks: usize) {
         let _ = ranks;
     }
