@@ -27,10 +27,10 @@
 //! states, mailboxes and decoded batches), where 4 KiB pages cost TLB misses: alternated with
 //! itself (7 pairs), the 4,096-rank stencil took 1.31 s with huge pages and 1.45 s without
 //! (mimalloc's `no_thp`), the 4,096-rank allreduce 1.01 and 1.06 s (the 1,024-rank stencil
-//! 0.326 and 0.336 s, within the noise). So
-//! the process starts with huge pages off (`prctl(PR_SET_THP_DISABLE)`, before `main`) and a replay of
-//! [`HUGE_PAGES_FROM_RANKS`] ranks or more turns them back on before it allocates its
-//! per-rank state ([`huge_pages_for_replay`], called through `timeless_run::Frontend::replay_size`).
+//! 0.326 and 0.336 s, within the noise). So the process starts with huge pages off
+//! (`prctl(PR_SET_THP_DISABLE)`, before `main`) and a replay of [`HUGE_PAGES_FROM_RANKS`]
+//! ranks or more turns them back on before it allocates its per-rank state
+//! ([`huge_pages_for_replay`], called through `timeless_run::Frontend::replay_size`).
 //! The results do not depend on it. Every other command gives the process back the policy it
 //! started with at once ([`restore_huge_pages`]): the flag is inherited by the programs a
 //! process starts, and `trace`, `validate` and `calibrate` start the traced application.
@@ -56,7 +56,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// `mi_option_purge_delay` in mimalloc v3's `mi_option_e` (`include/mimalloc.h` of the
 /// libmimalloc-sys version in Cargo.lock, whose Rust constants predate the option); its
 /// default is 1000 (ms, `src/options.c`), checked by a test.
-pub(crate) const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// Never purge freed memory (see [`GLOBAL`]).
 pub(crate) fn keep_freed_memory() {
