@@ -22,7 +22,7 @@ impl Simulation<'_> {
     pub(super) fn expand(
         &mut self,
         r: u32,
-        action: Action,
+        action: &Action,
         comm: CommId,
     ) -> Result<(), ReplayError> {
         let invalid = |s: &Self, why: String| ReplayError::Invalid {
@@ -36,15 +36,15 @@ impl Simulation<'_> {
             ));
         };
         if g != 0 {
-            self.check_members(r, g, &action)?;
+            self.check_members(r, g, action)?;
         }
         let n = self.ranks.len() as u32;
         let st = &mut self.ranks[r as usize];
         let t = |tag: i32| tag_in(g, tag);
-        match action {
-            Action::CommDef { id, world_ranks } => {
+        match *action {
+            Action::CommDef { id, ref world_ranks } => {
                 self.comms
-                    .define(r, id, &world_ranks)
+                    .define(r, id, world_ranks)
                     .map_err(|why| invalid(self, why))?;
             }
             Action::Init { double_default } => {
@@ -131,16 +131,16 @@ impl Simulation<'_> {
                     st.steps.push_back(Step::WaitGroup);
                 }
             }
-            collective if g == 0 => self.expand_collective(r, &collective, 0, r, n)?,
+            ref collective if g == 0 => self.expand_collective(r, collective, 0, r, n)?,
             // A job's world in a multi-job replay takes the sub-communicator path below.
-            collective => {
+            ref collective => {
                 let me = self
                     .comms
                     .comm_rank(g, r)
                     .expect("a rank resolves only communicators it is a member of");
                 let size = self.comms.members(g).len() as u32;
                 let local =
-                    localize_root(&collective, |w| self.comms.comm_rank(g, w)).map_err(|w| {
+                    localize_root(collective, |w| self.comms.comm_rank(g, w)).map_err(|w| {
                         invalid(
                             self,
                             format!(

@@ -434,7 +434,7 @@ impl<'p> Simulation<'p> {
                     if self.obs_calls {
                         self.describe_call(r, &ev.action, ev.comm, obs);
                     }
-                    self.expand(r, ev.action, ev.comm)?;
+                    self.expand(r, &ev.action, ev.comm)?;
                 }
             }
         }
