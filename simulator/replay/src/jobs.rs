@@ -146,14 +146,14 @@ mod tests {
     fn shifts_every_rank_field_and_nothing_else() {
         let mut a = Action::CommDef {
             id: 3,
-            world_ranks: vec![0, 2],
+            world_ranks: vec![0, 2].into(),
         };
         shift_ranks(&mut a, 5);
         assert_eq!(
             a,
             Action::CommDef {
                 id: 3,
-                world_ranks: vec![5, 7]
+                world_ranks: vec![5, 7].into()
             }
         );
         let mut w = Action::Wait(RequestKey::Key {

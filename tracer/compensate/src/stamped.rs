@@ -91,7 +91,7 @@ impl StampedDecoder {
                     self.comm_sizes.insert(id, world_ranks.len() as u32);
                     Ok(vec![TimedItem::CommDef {
                         id,
-                        members: world_ranks,
+                        members: *world_ranks,
                     }])
                 }
                 Some(Action::Compute { .. }) | None => Ok(Vec::new()),

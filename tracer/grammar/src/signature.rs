@@ -118,7 +118,7 @@ pub fn split(action: &Action, rank: Rank, comm: u32, callsite: Option<u32>) -> S
             e.b.push(op::COMM_DEF);
             e.u(u64::from(*id));
             e.u(world_ranks.len() as u64);
-            for &w in world_ranks {
+            for &w in world_ranks.iter() {
                 e.peer(w);
             }
         }
@@ -463,7 +463,10 @@ pub fn rebuild(
             let world_ranks = (0..n)
                 .map(|_| d.peer("communicator member"))
                 .collect::<Result<Vec<_>, _>>()?;
-            Action::CommDef { id, world_ranks }
+            Action::CommDef {
+                id,
+                world_ranks: world_ranks.into(),
+            }
         }
         op::COMPUTE => Action::Compute {
             flops: need_volume()?,
@@ -554,8 +557,8 @@ pub fn rebuild(
             }
         }
         op::ALLTOALLV => Action::AllToAllV {
-            send_counts: d.counts()?,
-            recv_counts: d.counts()?,
+            send_counts: d.counts()?.into(),
+            recv_counts: d.counts()?.into(),
             send_dt: d.dt()?,
             recv_dt: d.dt()?,
         },
@@ -582,27 +585,27 @@ pub fn rebuild(
         }
         op::GATHERV => Action::GatherV {
             send_count: d.u("sendcount")?,
-            recv_counts: d.counts()?,
+            recv_counts: d.counts()?.into(),
             root: d.root()?,
             send_dt: d.dt()?,
             recv_dt: d.dt()?,
         },
         op::ALLGATHERV => Action::AllGatherV {
             send_count: d.u("sendcount")?,
-            recv_counts: d.counts()?,
+            recv_counts: d.counts()?.into(),
             send_dt: d.dt()?,
             recv_dt: d.dt()?,
-            disps: d.counts()?,
+            disps: d.counts()?.into(),
         },
         op::SCATTERV => Action::ScatterV {
-            send_counts: d.counts()?,
+            send_counts: d.counts()?.into(),
             recv_count: d.u("recvcount")?,
             root: d.root()?,
             send_dt: d.dt()?,
             recv_dt: d.dt()?,
         },
         op::REDUCESCATTER => Action::ReduceScatter {
-            recv_counts: d.counts()?,
+            recv_counts: d.counts()?.into(),
             flops: d.flops()?,
             dt: d.dt()?,
         },

@@ -162,7 +162,7 @@ pub fn write_action(
         Action::Location => out.push_str(" unknown 0"),
         Action::CommDef { id, world_ranks } => {
             let _ = write!(out, " {id} {}", world_ranks.len());
-            for w in world_ranks {
+            for w in world_ranks.iter() {
                 let _ = write!(out, " {w}");
             }
         }

@@ -51,7 +51,9 @@ pub const FIRST_BATCH: usize = 4;
 /// Events kept ready over all ranks, roughly (batches hold at least 16 and at most 256).
 pub const BUDGET_EVENTS: usize = 1 << 18;
 
-type Item = Result<Event, TraceError>;
+/// A decoded event or the error that ended its stream, boxed: the error (80 bytes) would make
+/// every queued item larger than the event (56 bytes, one cache line).
+type Item = Result<Event, Box<TraceError>>;
 
 struct Batch {
     items: Vec<Item>,
@@ -235,7 +237,7 @@ fn decode(shared: &Shared, streams: Vec<Box<dyn ActionStream>>, batch: usize) {
                     break;
                 }
                 Err(e) => {
-                    items.push(Err(e));
+                    items.push(Err(Box::new(e)));
                     last = true;
                     break;
                 }
@@ -306,7 +308,7 @@ impl ActionStream for AheadStream {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
             if let Some(item) = self.items.pop_front() {
-                return item.map(Some);
+                return item.map(Some).map_err(|e| *e);
             }
             if self.ended {
                 return Ok(None);

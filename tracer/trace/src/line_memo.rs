@@ -15,7 +15,7 @@
 //! gave. A lookup hashes the text (FxHash), compares it with the entries of its set (their
 //! lengths first), and clones the record of the one that matches, which moves to the front of
 //! its set's order of last use (a permutation of the set's ways, 4 bytes: the entries
-//! themselves, 110 bytes each, never move; rotating them instead cost 124 instructions a
+//! themselves, 96 bytes each, never move; rotating them instead cost 124 instructions a
 //! lookup on the ring). A miss is parsed by the caller and stored in place of the set's least
 //! recently used line. The table starts with one set and doubles (up to [`MAX_SETS`]) each
 //! time its stores have dropped [`GROW_AFTER`] lines: a rank pays for entries only when its
@@ -43,7 +43,7 @@
 //! word-at-a-time newline scan of `lines`: the 16-rank ring 1,885 -> 1,858 M instructions,
 //! the 64-rank stencil 1,864 -> 1,830 M).
 //!
-//! A full table takes `WAYS × sets` entries of about 110 bytes per rank ([`sets_for`] caps the
+//! A full table takes `WAYS × sets` entries of 96 bytes per rank ([`sets_for`] caps the
 //! sets so that all ranks' tables fit in [`MEMO_BUDGET_BYTES`]; no memo at 65,536 ranks).
 
 use std::hash::Hasher;

@@ -443,7 +443,10 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                     return Err(self.malformed("distinct world ranks".into()));
                 }
                 self.end("id size w_0 .. w_size-1")?;
-                return Ok(Action::CommDef { id, world_ranks });
+                return Ok(Action::CommDef {
+                    id,
+                    world_ranks: world_ranks.into(),
+                });
             }
             "location" => {
                 self.next_tok("file")?;
@@ -610,8 +613,8 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                 let recv_dt = self.opt_dt()?;
                 self.end("sendbufsize sendcounts[N] recvbufsize recvcounts[N] [sdt] [rdt]")?;
                 Action::AllToAllV {
-                    send_counts,
-                    recv_counts,
+                    send_counts: send_counts.into(),
+                    recv_counts: recv_counts.into(),
                     send_dt,
                     recv_dt,
                 }
@@ -625,7 +628,7 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                 self.end("sendcount recvcounts[N] [root] [sdt] [rdt]")?;
                 Action::GatherV {
                     send_count,
-                    recv_counts,
+                    recv_counts: recv_counts.into(),
                     root,
                     send_dt,
                     recv_dt,
@@ -663,10 +666,10 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                 let recv_dt = dts.get(1).map(|t| self.datatype(t)).transpose()?;
                 Action::AllGatherV {
                     send_count,
-                    recv_counts,
+                    recv_counts: recv_counts.into(),
                     send_dt,
                     recv_dt,
-                    disps,
+                    disps: disps.into(),
                 }
             }
             "scatterv" => {
@@ -677,7 +680,7 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                 let recv_dt = self.opt_dt()?;
                 self.end("sendcounts[N] recvcount [root] [sdt] [rdt]")?;
                 Action::ScatterV {
-                    send_counts,
+                    send_counts: send_counts.into(),
                     recv_count,
                     root,
                     send_dt,
@@ -690,7 +693,7 @@ impl<'a, I: Iterator<Item = &'a str>> Fields<'a, I> {
                 let dt = self.opt_dt()?;
                 self.end("recvcounts[N] flops [datatype]")?;
                 Action::ReduceScatter {
-                    recv_counts,
+                    recv_counts: recv_counts.into(),
                     flops,
                     dt,
                 }

@@ -71,3 +71,17 @@ pub trait TraceSet {
     /// Number of ranks the trace holds, when it says (`None` for a shared text file).
     fn ranks(&self) -> Option<usize>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_fits_a_cache_line() {
+        // The lists of v-collectives and `comm_def` are boxed (`action::List`): the largest
+        // variant left is `SendRecv` (two u64 counts, two ranks, two datatypes: 28 bytes), 32
+        // with the discriminant; the event adds its communicator, call site and location.
+        assert_eq!(std::mem::size_of::<Action>(), 32);
+        assert_eq!(std::mem::size_of::<Event>(), 56);
+    }
+}

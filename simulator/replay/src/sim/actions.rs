@@ -42,7 +42,10 @@ impl Simulation<'_> {
         let st = &mut self.ranks[r as usize];
         let t = |tag: i32| tag_in(g, tag);
         match *action {
-            Action::CommDef { id, ref world_ranks } => {
+            Action::CommDef {
+                id,
+                ref world_ranks,
+            } => {
                 self.comms
                     .define(r, id, world_ranks)
                     .map_err(|why| invalid(self, why))?;

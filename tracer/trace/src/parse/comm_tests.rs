@@ -11,7 +11,7 @@ fn comm_def_and_comm_fields() {
         r.action,
         Action::CommDef {
             id: 3,
-            world_ranks: vec![2, 1]
+            world_ranks: vec![2, 1].into()
         }
     );
     assert_eq!(r.comm, WORLD);
@@ -36,7 +36,7 @@ fn comm_def_and_comm_fields() {
         Action::GatherV {
             recv_counts, root, ..
         } => {
-            assert_eq!(recv_counts, vec![5, 6]);
+            assert_eq!(*recv_counts, vec![5, 6]);
             assert_eq!(root, 2);
         }
         other => panic!("{other:?}"),

@@ -123,7 +123,7 @@ fn simgrid_collectives_with_optional_fields() {
     assert_eq!(
         one("3 reducescatter 1 2 3 4 1e3 0"),
         Action::ReduceScatter {
-            recv_counts: vec![1, 2, 3, 4],
+            recv_counts: vec![1, 2, 3, 4].into(),
             flops: 1e3,
             dt: Some(Datatype::DOUBLE)
         }
@@ -131,8 +131,8 @@ fn simgrid_collectives_with_optional_fields() {
     assert_eq!(
         one("0 alltoallv 10 1 2 3 4 10 4 3 2 1"),
         Action::AllToAllV {
-            send_counts: vec![1, 2, 3, 4],
-            recv_counts: vec![4, 3, 2, 1],
+            send_counts: vec![1, 2, 3, 4].into(),
+            recv_counts: vec![4, 3, 2, 1].into(),
             send_dt: None,
             recv_dt: None
         }
@@ -142,10 +142,10 @@ fn simgrid_collectives_with_optional_fields() {
         one("1 allgatherv 2 2 2 2 2 1 1 0 2 4 6"),
         Action::AllGatherV {
             send_count: 2,
-            recv_counts: vec![2; 4],
+            recv_counts: vec![2; 4].into(),
             send_dt: Some(Datatype(1)),
             recv_dt: Some(Datatype(1)),
-            disps: vec![0, 2, 4, 6]
+            disps: vec![0, 2, 4, 6].into()
         }
     );
     assert_eq!(
