@@ -112,8 +112,11 @@ impl System {
                 memo.push_constraint(c as u32, n_active as u32);
             }
             let mut usage = 0.0f64;
-            for k in 0..n_active {
-                let el = elems[cnsts[c].elems[k] as usize];
+            // Only read in the loop (the filling's first step writes after it): one bounds
+            // check for the list instead of two per element.
+            let listed = &cnsts[c].elems[..n_active];
+            for &e in listed {
+                let el = elems[e as usize];
                 let v = el.var as usize;
                 let var = &mut vars[v];
                 if var.penalty <= 0.0 {
@@ -286,44 +289,56 @@ impl System {
         }
     }
 
-    /// Sets `var = value` and charges it to its constraints.
+    /// Sets `var = value` and charges it to its constraints. The fields are borrowed apart
+    /// (as in `walk_component`), so that the loop over the variable's elements reads its list
+    /// once and indexes each array once per element: with `self` re-borrowed at every access
+    /// the bounds checks and list lookups cost ~40 instructions per element, twice the
+    /// arithmetic's (a 256-rank fat-tree fixes 30 M variables, 187 M elements).
     fn fix(&mut self, v: usize, value: f64) {
-        self.vars[v].value = value;
-        self.vars[v].fixed = true;
-        let penalty = self.vars[v].penalty;
-        for j in 0..self.vars[v].elems.len() {
-            let el = self.elems[self.vars[v].elems[j] as usize];
+        let System {
+            vars,
+            elems,
+            cnsts,
+            light,
+            ..
+        } = self;
+        let var = &mut vars[v];
+        var.value = value;
+        var.fixed = true;
+        let penalty = var.penalty;
+        let var = &vars[v];
+        for &e in var.elems.iter() {
+            let el = elems[e as usize];
             let c = el.cnst as usize;
-            let cap = self.cnsts[c].capacity;
-            match self.cnsts[c].sharing {
+            let cn = &mut cnsts[c];
+            let cap = cn.capacity;
+            match cn.sharing {
                 Sharing::Shared => {
-                    let cn = &mut self.cnsts[c];
                     double_update(&mut cn.remaining, el.weight * value, cap * MAXMIN_PRECISION);
                     double_update(&mut cn.usage, el.weight / penalty, MAXMIN_PRECISION);
                 }
                 Sharing::FatPipe => {
                     let mut usage = 0.0f64;
-                    for &e2 in self.active_elems(c as u32) {
-                        let el2 = self.elems[e2 as usize];
-                        let v2 = &self.vars[el2.var as usize];
+                    for &e2 in &cn.elems[..cn.n_active as usize] {
+                        let el2 = elems[e2 as usize];
+                        let v2 = &vars[el2.var as usize];
                         if v2.penalty > 0.0 && !v2.fixed && el2.weight > 0.0 {
                             usage = usage.max(el2.weight / v2.penalty);
                         }
                     }
-                    self.cnsts[c].usage = usage;
+                    cn.usage = usage;
                 }
             }
-            let cn = &self.cnsts[c];
             if cn.light_pos != NONE
                 && (!double_positive(cn.usage, MAXMIN_PRECISION)
                     || !double_positive(cn.remaining, cap * MAXMIN_PRECISION))
             {
                 let p = cn.light_pos as usize;
-                self.light.swap_remove(p);
-                if let Some(&moved) = self.light.get(p) {
-                    self.cnsts[moved as usize].light_pos = p as u32;
+                cn.light_pos = NONE;
+                light.swap_remove(p);
+                if let Some(&moved) = light.get(p) {
+                    cnsts[moved as usize].light_pos = p as u32;
                 }
-                self.cnsts[c].light_pos = NONE;
             }
         }
     }
@@ -331,17 +346,23 @@ impl System {
     /// The smallest `remaining/usage` over live constraints; the constraints reaching it exactly
     /// go to `self.saturated`. Returns -1 when none is live.
     fn find_saturated(&mut self) -> f64 {
+        let System {
+            cnsts,
+            light,
+            saturated,
+            ..
+        } = self;
         let mut min_usage = -1.0f64;
-        self.saturated.clear();
-        for &c in &self.light {
-            let cn = &self.cnsts[c as usize];
+        saturated.clear();
+        for &c in light.iter() {
+            let cn = &cnsts[c as usize];
             let rou = cn.remaining / cn.usage;
             if min_usage < 0.0 || min_usage > rou {
                 min_usage = rou;
-                self.saturated.clear();
-                self.saturated.push(c);
+                saturated.clear();
+                saturated.push(c);
             } else if min_usage == rou {
-                self.saturated.push(c);
+                saturated.push(c);
             }
         }
         min_usage
@@ -350,14 +371,23 @@ impl System {
     /// Unfixed active variables of the saturated constraints, without duplicates.
     fn saturated_vars(&mut self) {
         let epoch = self.next_epoch();
-        self.sat_vars.clear();
-        for &c in &self.saturated {
-            for k in 0..self.cnsts[c as usize].n_active as usize {
-                let el = self.elems[self.cnsts[c as usize].elems[k] as usize];
-                let v = &mut self.vars[el.var as usize];
+        let System {
+            cnsts,
+            elems,
+            vars,
+            saturated,
+            sat_vars,
+            ..
+        } = self;
+        sat_vars.clear();
+        for &c in saturated.iter() {
+            let cn = &cnsts[c as usize];
+            for &e in &cn.elems[..cn.n_active as usize] {
+                let el = elems[e as usize];
+                let v = &mut vars[el.var as usize];
                 if el.weight > 0.0 && v.penalty > 0.0 && !v.fixed && v.mark != epoch {
                     v.mark = epoch;
-                    self.sat_vars.push(el.var);
+                    sat_vars.push(el.var);
                 }
             }
         }
