@@ -464,8 +464,7 @@ impl Engine {
                 self.leave_group(a);
             }
         }
-        for i in 0..self.lmm.touched().len() {
-            let var = self.lmm.touched()[i];
+        for &var in self.lmm.touched() {
             let a = self.var_act[var.0 as usize];
             let act = &mut self.acts[a as usize];
             if act.phase != Phase::Running {
