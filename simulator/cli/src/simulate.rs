@@ -60,6 +60,11 @@ pub struct SimulateArgs {
     /// default when the machine has more than one core and there are several ranks).
     #[arg(long)]
     pub no_decode_ahead: bool,
+    /// Print what the kernel did on stderr: solves (from rest, on the general path), the
+    /// components' size, the solution memo's hits, the fillings' rounds and the share of rate
+    /// updates that left a rate unchanged (where a replay's time goes).
+    #[arg(long)]
+    pub kernel_stats: bool,
     /// What-if: multiply every host's speed by F.
     #[arg(long, value_name = "F", default_value_t = 1.0)]
     pub scale_compute: f64,
@@ -177,6 +182,9 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
     }
     for w in &outcome.report.warnings {
         eprintln!("timeless: warning: {w}");
+    }
+    if args.kernel_stats {
+        eprintln!("timeless: kernel: {}", outcome.report.kernel);
     }
     let out = match args.format {
         Format::Text => {

@@ -53,6 +53,30 @@ fn no_arguments_runs_the_bundled_example() {
     assert!(err.contains("bundled example"), "{err}");
 }
 
+/// `--kernel-stats` adds one line on stderr and changes nothing on stdout (the counts
+/// themselves are derived by hand in the kernel's `the_kernel_counts_its_solves_and_unchanged_rates`).
+#[test]
+fn kernel_stats_go_to_stderr_only() {
+    let (plain, _, code) = timeless(&["simulate"]);
+    assert_eq!(code, 0);
+    let (out, err, code) = timeless(&["simulate", "--kernel-stats"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, plain);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("timeless: kernel: "))
+        .collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    let solves: u64 = lines[0]["timeless: kernel: ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a solve count first");
+    // 76 actions, 4 ranks passing messages around a ring: some solves, fewer than events.
+    assert!(solves > 0 && solves < 1000, "{}", lines[0]);
+    assert!(lines[0].contains("rate updates"), "{}", lines[0]);
+}
+
 #[test]
 fn seed_figure_5_in_v3_form_with_seed_format_trace_gives_the_same_time() {
     let t = json_time(&[

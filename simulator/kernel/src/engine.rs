@@ -176,6 +176,9 @@ pub struct Engine {
     group_slots: usize,
     /// Uncontended executions run without a variable (`cpu`); off only to test against that.
     fast_exec: bool,
+    /// Rate updates after the solves, and those that left the rate unchanged ([`Engine::stats`]).
+    rate_updates: u64,
+    unchanged_rates: u64,
 }
 
 impl Engine {
@@ -197,6 +200,8 @@ impl Engine {
             dirty_groups: Vec::new(),
             group_slots: 0,
             fast_exec: true,
+            rate_updates: 0,
+            unchanged_rates: 0,
         }
     }
 
@@ -448,6 +453,16 @@ impl Engine {
         self.begin_transfer(a, p);
     }
 
+    /// What the kernel did since the engine was made: the max-min system's solves and the
+    /// rate updates after them ([`KernelStats`](crate::KernelStats)).
+    pub fn stats(&self) -> crate::KernelStats {
+        crate::KernelStats {
+            rate_updates: self.rate_updates,
+            unchanged_rates: self.unchanged_rates,
+            ..self.lmm.stats()
+        }
+    }
+
     /// Re-solves what changed, advances the clock to the next event and appends the activities
     /// completed at that instant to `done` (in completion-date order, ties in scheduling order).
     /// Returns `false` when nothing is in progress or nothing can progress (every remaining
@@ -476,6 +491,8 @@ impl Engine {
             );
             act.advance(self.now);
             let rate = self.lmm.value(var) * act.rate_factor;
+            self.rate_updates += 1;
+            self.unchanged_rates += u64::from(rate == act.last_rate);
             act.last_rate = rate;
             if act.remaining == f64::INFINITY {
                 // A poll: never completes.

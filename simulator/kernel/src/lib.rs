@@ -9,6 +9,8 @@ pub mod factors;
 pub mod heap;
 pub mod lmm;
 pub mod precision;
+pub mod stats;
 
 pub use engine::{ActivityId, Engine, NetworkConfig, PathId};
 pub use factors::PiecewiseFactor;
+pub use stats::KernelStats;

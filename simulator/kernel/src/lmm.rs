@@ -176,6 +176,8 @@ const NONE: u32 = u32::MAX;
 /// The max-min system. Constraints are created once; variables come and go.
 #[derive(Debug, Default)]
 pub struct System {
+    /// What the solves did ([`System::stats`]).
+    stats: crate::KernelStats,
     cnsts: Vec<Cnst>,
     /// By constraint: the epoch of the walk or filling that last reached it. Apart from
     /// [`Cnst`], in 4 bytes per constraint, so that a walk's test of each element's
@@ -248,6 +250,12 @@ impl System {
     pub fn set_memo(&mut self, on: bool) {
         self.memo.enabled = on && !self.full_solve;
         self.rest.set_enabled(self.memo.enabled);
+    }
+
+    /// What the solves did since the system was made (solves, general-path components, memo
+    /// hits, filling rounds; the engine's rate counts are 0 here).
+    pub fn stats(&self) -> crate::KernelStats {
+        self.stats
     }
 
     /// (lookups, hits) of the solution memo since the system was made ([`System::set_memo`]).
@@ -621,7 +629,10 @@ impl System {
     pub fn solve(&mut self) {
         self.touched.clear();
         self.hubs.next_serial();
-        if !self.rest_solve() {
+        self.stats.solves += 1;
+        if self.rest_solve() {
+            self.stats.rest_hits += 1;
+        } else {
             self.solve_changes();
         }
         self.rest_store();

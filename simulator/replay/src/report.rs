@@ -39,6 +39,9 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// One entry per job, in replay rank order (a single unnamed job for an ordinary replay).
     pub jobs: Vec<crate::jobs::JobReport>,
+    /// What the kernel did: solves, general-path components, memo hits, filling rounds, rate
+    /// updates (`timeless simulate --kernel-stats`).
+    pub kernel: timeless_kernel::KernelStats,
 }
 
 /// One MPI call of a replay, for profiles (given to observers whose

@@ -399,3 +399,40 @@ fn fast_executions_give_the_reference_dates_bit_for_bit() {
         assert_eq!(fast, reference, "{cores} cores");
     }
 }
+
+/// `Engine::stats` on two flows, derived by hand. Link A (12.5 MB/s) and link B (1.25 GB/s);
+/// f1 crosses A and B (latency 1 µs), f2 crosses B only (latency 1 ms); each route is its own
+/// back route, so each element weighs 1.05. Steps: (1) nothing running, an empty solve; (2)
+/// f1's latency ends: a component {A, B} with f1, a filling of one round (A saturates first;
+/// B then has no unfixed variable), 2 live constraints scanned, then 0; (3) f2's latency
+/// ends: {A, B} with f1 and f2, A saturates first (C/1.05 against C_B/2.1), then B: two
+/// rounds, 2 + 1 + 0 scanned, and f1's rate is bit for bit the one it had; (4) f2 (1 MB at
+/// about 0.6 GB/s) ends long before f1 (1 MB at 12 MB/s): f1 alone again, one round, 2
+/// scanned, its rate unchanged; (5) f1 ends: its constraints are left without an active
+/// variable, nothing to solve. Rate updates: f1 at (2), (3), (4), f2 at (3): 4, of which 2
+/// unchanged. The memo misses at (4): its walk starts from B, (2)'s from A.
+#[test]
+fn the_kernel_counts_its_solves_and_unchanged_rates() {
+    let mut e = Engine::new(NetworkConfig::default());
+    let a = e.add_link(12.5e6, false);
+    let b = e.add_link(1.25e9, false);
+    let f1 = e.start_comm(&[a, b], &[a, b], 1e-6, 1e6);
+    let f2 = e.start_comm(&[b], &[b], 1e-3, 1e6);
+    let out = run_to_end(&mut e);
+    assert_eq!(out.iter().map(|d| d.0).collect::<Vec<_>>(), vec![f2, f1]);
+    assert_eq!(
+        e.stats(),
+        crate::KernelStats {
+            solves: 5,
+            rest_hits: 0,
+            general_solves: 3,
+            general_constraints: 6,
+            memo_hits: 0,
+            fillings: 3,
+            filling_rounds: 4,
+            live_scanned: 7,
+            rate_updates: 4,
+            unchanged_rates: 2,
+        }
+    );
+}

@@ -177,9 +177,13 @@ impl System {
             // Only constraints left empty were modified: no variable to solve.
             return;
         }
+        self.stats.general_solves += 1;
+        self.stats.general_constraints += self.set.len() as u64;
         if self.memo.enabled && self.memo_apply(touched_before) {
+            self.stats.memo_hits += 1;
             return;
         }
+        self.stats.fillings += 1;
         self.fill(initialized);
         if self.memo.enabled {
             let vars = &self.vars;
@@ -222,6 +226,7 @@ impl System {
         }
         let mut min_usage = self.find_saturated();
         while !self.light.is_empty() {
+            self.stats.filling_rounds += 1;
             self.saturated_vars();
             // Does some candidate hit its bound before the bottleneck share?
             let mut min_bound = -1.0f64;
@@ -350,8 +355,10 @@ impl System {
             cnsts,
             light,
             saturated,
+            stats,
             ..
         } = self;
+        stats.live_scanned += light.len() as u64;
         let mut min_usage = -1.0f64;
         saturated.clear();
         for &c in light.iter() {

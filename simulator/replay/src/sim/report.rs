@@ -10,6 +10,7 @@ use crate::report::{RankReport, Report};
 
 impl Simulation<'_> {
     pub(super) fn report(self) -> Report {
+        let kernel = self.engine.stats();
         let mut last: Option<&RankState> = None;
         for r in &self.ranks {
             if last.is_none_or(|l| r.finish_secs >= l.finish_secs) {
@@ -73,6 +74,7 @@ impl Simulation<'_> {
             actions: self.actions,
             warnings,
             jobs,
+            kernel,
         }
     }
 
