@@ -40,6 +40,9 @@ pub struct KernelStats {
     pub filling_rounds: u64,
     /// Σ over the rounds of the live constraints scanned for the smallest share.
     pub live_scanned: u64,
+    /// Variables registered in the hubs' bookkeeping (`lmm::hubs`): each flow that starts
+    /// while some constraint is a hub, or would be one (none while the system is dormant).
+    pub registrations: u64,
     /// Running variables given a new rate and completion date after a solve (engine).
     pub rate_updates: u64,
     /// Of those, whose rate was bit for bit the one they had.
@@ -54,7 +57,8 @@ fn ratio(num: u64, den: u64) -> Option<f64> {
 impl fmt::Display for KernelStats {
     /// One paragraph: `S solves (R from rest); general path: G component solves, C constraints
     /// per component, M % from the solution memo, F fillings of K rounds with L live
-    /// constraints per round; U rate updates, N % unchanged` (averages with one decimal; a
+    /// constraints per round; H hub registrations; U rate updates, N % unchanged` (averages
+    /// with one decimal; a
     /// part with nothing to average is left out).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -79,7 +83,11 @@ impl fmt::Display for KernelStats {
                 " of {k:.1} rounds with {l:.1} live constraints per round"
             )?;
         }
-        write!(f, "; {} rate updates", self.rate_updates)?;
+        write!(
+            f,
+            "; {} hub registrations; {} rate updates",
+            self.registrations, self.rate_updates
+        )?;
         if let Some(u) = ratio(self.unchanged_rates, self.rate_updates) {
             write!(f, ", {:.1} % unchanged", 100.0 * u)?;
         }
@@ -102,6 +110,7 @@ mod tests {
             fillings: 3,
             filling_rounds: 6,
             live_scanned: 9,
+            registrations: 5,
             rate_updates: 8,
             unchanged_rates: 6,
         };
@@ -110,11 +119,12 @@ mod tests {
             s.to_string(),
             "10 solves (2 from rest); general path: 4 component solves, 2.5 constraints per \
              component, 25.0 % from the solution memo, 3 fillings of 2.0 rounds with 1.5 live \
-             constraints per round; 8 rate updates, 75.0 % unchanged"
+             constraints per round; 5 hub registrations; 8 rate updates, 75.0 % unchanged"
         );
         assert_eq!(
             KernelStats::default().to_string(),
-            "0 solves (0 from rest); general path: 0 component solves, 0 fillings; 0 rate updates"
+            "0 solves (0 from rest); general path: 0 component solves, 0 fillings; 0 hub \
+             registrations; 0 rate updates"
         );
     }
 }

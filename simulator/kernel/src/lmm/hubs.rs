@@ -289,9 +289,6 @@ pub(super) struct Hubs {
     /// uncut, and evaluations in the group regime of a hub with cut neighbours.
     #[cfg(test)]
     pub(super) stats: [u64; 4],
-    /// Test statistics: variables registered ([`System::register`] calls that register).
-    #[cfg(test)]
-    pub(super) registrations: u64,
 }
 
 impl Default for Hubs {
@@ -319,8 +316,6 @@ impl Default for Hubs {
             crowding: dormant::Crowding::default(),
             #[cfg(test)]
             stats: [0; 4],
-            #[cfg(test)]
-            registrations: 0,
         }
     }
 }

@@ -356,10 +356,7 @@ impl System {
         } else {
             f64::INFINITY
         };
-        #[cfg(test)]
-        {
-            self.hubs.registrations += 1;
-        }
+        self.stats.registrations += 1;
         let reg = &mut self.vars[v as usize].reg;
         reg.registered = true;
         reg.fx = fx;

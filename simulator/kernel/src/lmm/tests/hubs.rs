@@ -112,7 +112,7 @@ fn dormant_registration_wakes_and_sleeps() {
     assert_eq!(s.hubs.n_live, 1);
     assert!([v0, v1, v2].iter().all(|&v| s.group_of(v).is_some()));
     assert_eq!(s.group_share(s.group_of(v0).unwrap()), 30.0);
-    assert_eq!(s.hubs.registrations, 3);
+    assert_eq!(s.stats().registrations, 3);
     s.clear_group_events();
     s.remove_variable(v0);
     s.remove_variable(v1);
@@ -129,7 +129,7 @@ fn dormant_registration_wakes_and_sleeps() {
     assert!(!s.hubs.dormant);
     assert!([v2, v3, v4].iter().all(|&v| s.group_of(v).is_some()));
     assert_eq!(s.group_share(s.group_of(v3).unwrap()), 30.0);
-    assert_eq!(s.hubs.registrations, 7);
+    assert_eq!(s.stats().registrations, 7);
 }
 
 /// The wake decision (`hubs::dormant`, "When to wake"), on = 3, off = 1, R = 2, backbone B
