@@ -328,6 +328,26 @@ pub fn with_what_if(report_json: &str, changes: &[String]) -> String {
     with_member(report_json, "what_if", &member)
 }
 
+/// The report's kernel counts (`--kernel-stats`) as a JSON object: the fields of
+/// `timeless_kernel::KernelStats` under their own names.
+pub fn kernel_json(report: &Report) -> String {
+    let k = &report.kernel;
+    let v = serde_json::json!({
+        "solves": k.solves,
+        "rest_hits": k.rest_hits,
+        "general_solves": k.general_solves,
+        "general_constraints": k.general_constraints,
+        "memo_hits": k.memo_hits,
+        "fillings": k.fillings,
+        "filling_rounds": k.filling_rounds,
+        "live_scanned": k.live_scanned,
+        "registrations": k.registrations,
+        "rate_updates": k.rate_updates,
+        "unchanged_rates": k.unchanged_rates,
+    });
+    serde_json::to_string(&v).unwrap_or_else(|_| "{}".into())
+}
+
 /// A pretty-printed JSON object with the member `key: value_json` added before its closing
 /// brace.
 pub fn with_member(object_json: &str, key: &str, value_json: &str) -> String {

@@ -61,8 +61,9 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub no_decode_ahead: bool,
     /// Print what the kernel did on stderr: solves (from rest, on the general path), the
-    /// components' size, the solution memo's hits, the fillings' rounds and the share of rate
-    /// updates that left a rate unchanged (where a replay's time goes).
+    /// components' size, the solution memo's hits, the fillings' rounds, hub registrations and
+    /// the share of rate updates that left a rate unchanged (where a replay's time goes); with
+    /// `--format json` the counts are also the report's `kernel` member.
     #[arg(long)]
     pub kernel_stats: bool,
     /// What-if: multiply every host's speed by F.
@@ -207,6 +208,11 @@ pub fn run(mut args: SimulateArgs) -> Result<(), Failure> {
                 &outcome.compensation,
             );
             let j = output::with_what_if(&j, &outcome.what_if);
+            let j = if args.kernel_stats {
+                output::with_member(&j, "kernel", &output::kernel_json(&outcome.report))
+            } else {
+                j
+            };
             if outcome.jobs.is_empty() {
                 j
             } else {

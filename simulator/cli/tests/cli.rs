@@ -53,10 +53,11 @@ fn no_arguments_runs_the_bundled_example() {
     assert!(err.contains("bundled example"), "{err}");
 }
 
-/// `--kernel-stats` adds one line on stderr and changes nothing on stdout (the counts
-/// themselves are derived by hand in the kernel's `the_kernel_counts_its_solves_and_unchanged_rates`).
+/// `--kernel-stats` adds one line on stderr and, in JSON, a `kernel` member, and changes
+/// nothing else on stdout (the counts themselves are derived by hand in the kernel's
+/// `the_kernel_counts_its_solves_and_unchanged_rates`).
 #[test]
-fn kernel_stats_go_to_stderr_only() {
+fn kernel_stats_go_to_stderr_and_the_json_report() {
     let (plain, _, code) = timeless(&["simulate"]);
     assert_eq!(code, 0);
     let (out, err, code) = timeless(&["simulate", "--kernel-stats"]);
@@ -75,6 +76,14 @@ fn kernel_stats_go_to_stderr_only() {
     // 76 actions, 4 ranks passing messages around a ring: some solves, fewer than events.
     assert!(solves > 0 && solves < 1000, "{}", lines[0]);
     assert!(lines[0].contains("rate updates"), "{}", lines[0]);
+    // The same counts in the JSON report's `kernel` member.
+    let (out, err, code) = timeless(&["simulate", "--kernel-stats", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["kernel"]["solves"].as_u64(), Some(solves), "{out}");
+    let (plain, _, _) = timeless(&["simulate", "--format", "json"]);
+    let p: serde_json::Value = serde_json::from_str(&plain).expect("json");
+    assert!(p.get("kernel").is_none(), "{plain}");
 }
 
 #[test]
