@@ -1,5 +1,6 @@
 //! `timeless.simulate`: one replay, `timeless_run::simulate` as `timeless simulate` calls it.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
@@ -72,12 +73,17 @@ pub struct Simulation {
     pub what_if: Vec<String>,
     /// Non-fatal notices of the replay and of the inputs.
     pub warnings: Vec<String>,
+    /// What the kernel did, by name (the counts of `timeless simulate --kernel-stats`): solves,
+    /// rest_hits, general_solves, general_constraints, memo_hits, fillings, filling_rounds,
+    /// live_scanned, registrations, rate_updates, unchanged_rates.
+    pub kernel: BTreeMap<String, u64>,
 }
 
 #[pymethods]
 impl Simulation {
     /// The result as a dict: `simulated_time` (s), `actions`, `ranks` (list of dicts),
-    /// `what_if`, `warnings`; the shape of `timeless simulate --format json`.
+    /// `what_if`, `warnings`, `kernel`; the shape of `timeless simulate --format json
+    /// --kernel-stats`.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("simulated_time", self.simulated_time)?;
@@ -89,6 +95,7 @@ impl Simulation {
         d.set_item("ranks", ranks)?;
         d.set_item("what_if", self.what_if.clone())?;
         d.set_item("warnings", self.warnings.clone())?;
+        d.set_item("kernel", self.kernel.clone())?;
         Ok(d)
     }
 
@@ -157,7 +164,7 @@ fn cfg_items(cfg: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
 ///   ideal_network: zero latency and unlimited bandwidth; ideal_compute: infinitely fast hosts.
 ///
 /// Returns a Simulation: simulated_time (s), actions, ranks (RankResult: finish_time,
-/// compute_time, comm_time, wait_time, sleep_time in s), what_if, warnings.
+/// compute_time, comm_time, wait_time, sleep_time in s), what_if, warnings, kernel (counts).
 ///
 /// Raises InputError (bad input, the message names file:line and what was expected),
 /// DeadlockError (the replay deadlocked), OutputError.
@@ -224,5 +231,27 @@ pub fn simulate(
             .collect(),
         what_if: o.what_if,
         warnings,
+        kernel: kernel_counts(&o.report),
     })
+}
+
+/// The kernel's counts by their `--kernel-stats --format json` names.
+fn kernel_counts(report: &timeless_replay::Report) -> BTreeMap<String, u64> {
+    let k = &report.kernel;
+    [
+        ("solves", k.solves),
+        ("rest_hits", k.rest_hits),
+        ("general_solves", k.general_solves),
+        ("general_constraints", k.general_constraints),
+        ("memo_hits", k.memo_hits),
+        ("fillings", k.fillings),
+        ("filling_rounds", k.filling_rounds),
+        ("live_scanned", k.live_scanned),
+        ("registrations", k.registrations),
+        ("rate_updates", k.rate_updates),
+        ("unchanged_rates", k.unchanged_rates),
+    ]
+    .into_iter()
+    .map(|(name, n)| (name.to_string(), n))
+    .collect()
 }

@@ -131,6 +131,23 @@ def timeless_bin():
     return exe
 
 
+def test_kernel_counts_equal_the_cli_s(tmp_path):
+    # The same replay through the CLI: `--kernel-stats --format json` has the counts as its
+    # `kernel` member (their hand derivation: the kernel test
+    # the_kernel_counts_its_solves_and_unchanged_rates).
+    r = ring()
+    out = subprocess.run(
+        [timeless_bin(), "simulate", RING, "--platform", PLATFORM, "--deployment", DEPLOYMENT,
+         "--kernel-stats", "--format", "json"],
+        capture_output=True, text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    import json
+    assert r.kernel == json.loads(out.stdout)["kernel"]
+    assert r.kernel["solves"] > 0
+    assert r.to_dict()["kernel"] == r.kernel
+
+
 def test_sweep_equals_cli_sweep_and_single_runs(tmp_path):
     spec = study(tmp_path)
     s = timeless.sweep(spec, tmp_path / "py", jobs=2)
