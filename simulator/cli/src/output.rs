@@ -328,23 +328,15 @@ pub fn with_what_if(report_json: &str, changes: &[String]) -> String {
     with_member(report_json, "what_if", &member)
 }
 
-/// The report's kernel counts (`--kernel-stats`) as a JSON object: the fields of
-/// `timeless_kernel::KernelStats` under their own names.
+/// The report's kernel counts (`--kernel-stats`) as a JSON object, by
+/// `timeless_kernel::KernelStats::named`'s names.
 pub fn kernel_json(report: &Report) -> String {
-    let k = &report.kernel;
-    let v = serde_json::json!({
-        "solves": k.solves,
-        "rest_hits": k.rest_hits,
-        "general_solves": k.general_solves,
-        "general_constraints": k.general_constraints,
-        "memo_hits": k.memo_hits,
-        "fillings": k.fillings,
-        "filling_rounds": k.filling_rounds,
-        "live_scanned": k.live_scanned,
-        "registrations": k.registrations,
-        "rate_updates": k.rate_updates,
-        "unchanged_rates": k.unchanged_rates,
-    });
+    let v: serde_json::Map<String, serde_json::Value> = report
+        .kernel
+        .named()
+        .into_iter()
+        .map(|(name, n)| (name.to_string(), n.into()))
+        .collect();
     serde_json::to_string(&v).unwrap_or_else(|_| "{}".into())
 }
 

@@ -49,6 +49,26 @@ pub struct KernelStats {
     pub unchanged_rates: u64,
 }
 
+impl KernelStats {
+    /// The counts by name, in declaration order: the names of the JSON report's `kernel`
+    /// member and of the Python package's `Simulation.kernel`.
+    pub fn named(&self) -> [(&'static str, u64); 11] {
+        [
+            ("solves", self.solves),
+            ("rest_hits", self.rest_hits),
+            ("general_solves", self.general_solves),
+            ("general_constraints", self.general_constraints),
+            ("memo_hits", self.memo_hits),
+            ("fillings", self.fillings),
+            ("filling_rounds", self.filling_rounds),
+            ("live_scanned", self.live_scanned),
+            ("registrations", self.registrations),
+            ("rate_updates", self.rate_updates),
+            ("unchanged_rates", self.unchanged_rates),
+        ]
+    }
+}
+
 /// `num / den`, or `None` when `den` is 0.
 fn ratio(num: u64, den: u64) -> Option<f64> {
     (den > 0).then(|| num as f64 / den as f64)
@@ -100,7 +120,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_paragraph_gives_averages_and_leaves_out_empty_ones() {
+    fn the_counts_print_as_a_paragraph_with_averages_and_by_name() {
         let s = KernelStats {
             solves: 10,
             rest_hits: 2,
@@ -120,6 +140,22 @@ mod tests {
             "10 solves (2 from rest); general path: 4 component solves, 2.5 constraints per \
              component, 25.0 % from the solution memo, 3 fillings of 2.0 rounds with 1.5 live \
              constraints per round; 5 hub registrations; 8 rate updates, 75.0 % unchanged"
+        );
+        assert_eq!(
+            s.named(),
+            [
+                ("solves", 10),
+                ("rest_hits", 2),
+                ("general_solves", 4),
+                ("general_constraints", 10),
+                ("memo_hits", 1),
+                ("fillings", 3),
+                ("filling_rounds", 6),
+                ("live_scanned", 9),
+                ("registrations", 5),
+                ("rate_updates", 8),
+                ("unchanged_rates", 6),
+            ]
         );
         assert_eq!(
             KernelStats::default().to_string(),

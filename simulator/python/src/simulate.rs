@@ -235,23 +235,13 @@ pub fn simulate(
     })
 }
 
-/// The kernel's counts by their `--kernel-stats --format json` names.
+/// The kernel's counts by their `--kernel-stats --format json` names
+/// (`timeless_kernel::KernelStats::named`).
 fn kernel_counts(report: &timeless_replay::Report) -> BTreeMap<String, u64> {
-    let k = &report.kernel;
-    [
-        ("solves", k.solves),
-        ("rest_hits", k.rest_hits),
-        ("general_solves", k.general_solves),
-        ("general_constraints", k.general_constraints),
-        ("memo_hits", k.memo_hits),
-        ("fillings", k.fillings),
-        ("filling_rounds", k.filling_rounds),
-        ("live_scanned", k.live_scanned),
-        ("registrations", k.registrations),
-        ("rate_updates", k.rate_updates),
-        ("unchanged_rates", k.unchanged_rates),
-    ]
-    .into_iter()
-    .map(|(name, n)| (name.to_string(), n))
-    .collect()
+    report
+        .kernel
+        .named()
+        .into_iter()
+        .map(|(name, n)| (name.to_string(), n))
+        .collect()
 }
