@@ -255,7 +255,11 @@ impl System {
     /// What the solves did since the system was made (solves, general-path components, memo
     /// hits, filling rounds; the engine's rate counts are 0 here).
     pub fn stats(&self) -> crate::KernelStats {
-        self.stats
+        crate::KernelStats {
+            rest_hits: self.rest_counts().1,
+            memo_hits: self.memo_counts().1,
+            ..self.stats
+        }
     }
 
     /// (lookups, hits) of the solution memo since the system was made ([`System::set_memo`]).
@@ -630,9 +634,7 @@ impl System {
         self.touched.clear();
         self.hubs.next_serial();
         self.stats.solves += 1;
-        if self.rest_solve() {
-            self.stats.rest_hits += 1;
-        } else {
+        if !self.rest_solve() {
             self.solve_changes();
         }
         self.rest_store();

@@ -26,13 +26,16 @@ use std::fmt;
 pub struct KernelStats {
     /// Calls of [`System::solve`](crate::lmm::System::solve).
     pub solves: u64,
-    /// Of those, answered from rest (stored values for the same phase start, `lmm::rest`).
+    /// Of those, answered from rest (stored values for the same phase start, `lmm::rest`; its
+    /// own hit count, [`System::rest_counts`](crate::lmm::System::rest_counts)).
     pub rest_hits: u64,
     /// Solves of a component on the general path (a solve may solve several).
     pub general_solves: u64,
     /// Σ over the general solves of the constraints in the component.
     pub general_constraints: u64,
-    /// General solves answered by the solution memo.
+    /// General solves answered by the solution memo (its own hit count,
+    /// [`System::memo_counts`](crate::lmm::System::memo_counts); a hit found by the lookup
+    /// that switches the memo off counts, though that solve fills).
     pub memo_hits: u64,
     /// General solves that ran a bottleneck filling.
     pub fillings: u64,

@@ -180,7 +180,6 @@ impl System {
         self.stats.general_solves += 1;
         self.stats.general_constraints += self.set.len() as u64;
         if self.memo.enabled && self.memo_apply(touched_before) {
-            self.stats.memo_hits += 1;
             return;
         }
         self.stats.fillings += 1;
