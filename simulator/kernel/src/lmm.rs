@@ -34,6 +34,13 @@
 //! its general solves). A solve whose changes since the system last had no active variable
 //! are all activations of parked shaped variables is keyed by those activations alone and
 //! skips even the walk (`rest`: a 16-rank ring's phases, 11 % of its instructions).
+//! Where components do not come back (the memo switched itself off) a change re-fills only
+//! the **region** it reaches, the variables on the changed constraints, with the others on
+//! those constraints charged at their values, and the max-min certificate (every variable at
+//! its bound or at the top level of a saturated constraint) proves the rest unchanged or
+//! grows the region (`region`). Example: on the 256-rank stencil of `validation/bench` on a
+//! fat-tree, a filling of the whole component set 377.6 variables on 362.6 constraints; the
+//! region re-fills 19.2 variables, and the replay takes 0.83 s instead of 3.79 s.
 //!
 //! That alone costs O(flows) per event once one link carries most flows (a cluster's backbone):
 //! the component is everything in progress. A constraint with many active variables becomes a
@@ -67,6 +74,7 @@ use smallvec::SmallVec;
 mod general;
 mod hubs;
 mod memo;
+mod region;
 mod rest;
 
 pub use hubs::{GroupId, DEFAULT_WAKE_RATIO};
@@ -219,6 +227,8 @@ pub struct System {
     memo: memo::SolveMemo,
     /// Results of earlier solves from rest by activation sequence ([`rest`]).
     rest: rest::RestMemo,
+    /// The incremental filling's scratch state ([`region`]).
+    region: region::Region,
     // scratch, reused between solves
     set: Vec<u32>,
     light: Vec<u32>,
@@ -250,6 +260,14 @@ impl System {
     pub fn set_memo(&mut self, on: bool) {
         self.memo.enabled = on && !self.full_solve;
         self.rest.set_enabled(self.memo.enabled);
+    }
+
+    /// `true` (default): when the solution memo is off, a general solve re-fills only the
+    /// region its changes reach and checks the max-min certificate around it (module
+    /// `lmm::region`; values equal a full filling's to rounding, about 1e-15 relative, not
+    /// bit for bit); `false`: fill the whole component.
+    pub fn set_region_filling(&mut self, on: bool) {
+        self.region.enabled = on;
     }
 
     /// What the solves did since the system was made (solves, general-path components, memo

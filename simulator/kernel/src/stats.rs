@@ -46,6 +46,14 @@ pub struct KernelStats {
     /// Variables registered in the hubs' bookkeeping (`lmm::hubs`): each flow that starts
     /// while some constraint is a hub, or would be one (none while the system is dormant).
     pub registrations: u64,
+    /// General solves answered by the incremental filling of the region the changes reach
+    /// (`lmm::region`).
+    pub region_solves: u64,
+    /// Σ over those of the variables re-filled.
+    pub region_vars: u64,
+    /// Region solves that gave up (grew for too many rounds, met a FATPIPE constraint) and
+    /// filled the whole component.
+    pub region_gave_up: u64,
     /// Running variables given a new rate and completion date after a solve (engine).
     pub rate_updates: u64,
     /// Of those, whose rate was bit for bit the one they had.
@@ -55,7 +63,7 @@ pub struct KernelStats {
 impl KernelStats {
     /// The counts by name, in declaration order: the names of the JSON report's `kernel`
     /// member and of the Python package's `Simulation.kernel`.
-    pub fn named(&self) -> [(&'static str, u64); 11] {
+    pub fn named(&self) -> [(&'static str, u64); 14] {
         [
             ("solves", self.solves),
             ("rest_hits", self.rest_hits),
@@ -65,6 +73,9 @@ impl KernelStats {
             ("fillings", self.fillings),
             ("filling_rounds", self.filling_rounds),
             ("live_scanned", self.live_scanned),
+            ("region_solves", self.region_solves),
+            ("region_vars", self.region_vars),
+            ("region_gave_up", self.region_gave_up),
             ("registrations", self.registrations),
             ("rate_updates", self.rate_updates),
             ("unchanged_rates", self.unchanged_rates),
@@ -106,6 +117,13 @@ impl fmt::Display for KernelStats {
                 " of {k:.1} rounds with {l:.1} live constraints per round"
             )?;
         }
+        if self.region_solves + self.region_gave_up > 0 {
+            write!(f, "; {} region solves", self.region_solves)?;
+            if let Some(v) = ratio(self.region_vars, self.region_solves) {
+                write!(f, " of {v:.1} variables")?;
+            }
+            write!(f, ", {} gave up", self.region_gave_up)?;
+        }
         write!(
             f,
             "; {} hub registrations; {} rate updates",
@@ -133,16 +151,21 @@ mod tests {
             fillings: 3,
             filling_rounds: 6,
             live_scanned: 9,
+            region_solves: 2,
+            region_vars: 7,
+            region_gave_up: 1,
             registrations: 5,
             rate_updates: 8,
             unchanged_rates: 6,
         };
-        // 10/4 = 2.5 constraints, 1/4 = 25 %, 6/3 = 2 rounds, 9/6 = 1.5 live, 6/8 = 75 %.
+        // 10/4 = 2.5 constraints, 1/4 = 25 %, 6/3 = 2 rounds, 9/6 = 1.5 live, 7/2 = 3.5
+        // variables per region, 6/8 = 75 %.
         assert_eq!(
             s.to_string(),
             "10 solves (2 from rest); general path: 4 component solves, 2.5 constraints per \
              component, 25.0 % from the solution memo, 3 fillings of 2.0 rounds with 1.5 live \
-             constraints per round; 5 hub registrations; 8 rate updates, 75.0 % unchanged"
+             constraints per round; 2 region solves of 3.5 variables, 1 gave up; 5 hub \
+             registrations; 8 rate updates, 75.0 % unchanged"
         );
         assert_eq!(
             s.named(),
@@ -155,6 +178,9 @@ mod tests {
                 ("fillings", 3),
                 ("filling_rounds", 6),
                 ("live_scanned", 9),
+                ("region_solves", 2),
+                ("region_vars", 7),
+                ("region_gave_up", 1),
                 ("registrations", 5),
                 ("rate_updates", 8),
                 ("unchanged_rates", 6),

@@ -3,6 +3,7 @@
 //! by bottleneck filling (SimGrid 3.32 `src/kernel/lmm/maxmin.cpp`; the parent module's doc
 //! gives the algorithm and its worked example).
 
+use super::region::Outcome;
 use super::{memo, Cnst, Sharing, System, VarId, NONE};
 use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
 
@@ -171,6 +172,13 @@ impl System {
 
     /// The general path: bottleneck filling of the components of the modified constraints.
     pub(super) fn solve_general(&mut self) {
+        if !self.full_solve && !self.memo.enabled {
+            match self.solve_region() {
+                Outcome::Solved => return,
+                Outcome::GaveUp => self.stats.region_gave_up += 1,
+                Outcome::Off => {}
+            }
+        }
         let touched_before = self.touched.len();
         let initialized = self.collect();
         if self.set.is_empty() {
@@ -219,7 +227,7 @@ impl System {
 
     /// Bottleneck filling of the constraints in `self.set` (SimGrid 3.32 `maxmin.cpp`);
     /// `initialized` when the walk did its first step (see `walk_component`).
-    fn fill(&mut self, initialized: bool) {
+    pub(super) fn fill(&mut self, initialized: bool) {
         if !initialized {
             self.init_fill();
         }

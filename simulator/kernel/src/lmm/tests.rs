@@ -445,6 +445,10 @@ mod hubs;
 
 mod memo;
 
+// The incremental filling of a change's region (`region.rs`).
+
+mod region;
+
 // Solves from rest (`rest.rs`).
 
 mod rest;

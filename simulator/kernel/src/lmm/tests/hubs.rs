@@ -279,7 +279,18 @@ fn replay_against_full_solve(
     on: u32,
     wake: u32,
 ) -> Result<[u64; 4], TestCaseError> {
-    let mut inc = System::new();
+    replay_system_against_full_solve(System::new(), cnsts, ops, on, wake).map(|s| s.hubs.stats)
+}
+
+/// [`replay_against_full_solve`] on system `inc` as configured by the caller (the solution
+/// memo off, for the region path: `lmm/tests/region.rs`); returns it after the last step.
+pub(super) fn replay_system_against_full_solve(
+    mut inc: System,
+    cnsts: &[(f64, bool)],
+    ops: &[HubOp],
+    on: u32,
+    wake: u32,
+) -> Result<System, TestCaseError> {
     inc.set_hub_thresholds(on, 1);
     inc.set_wake_ratio(wake);
     let sharing = |fat: bool| {
@@ -362,7 +373,7 @@ fn replay_against_full_solve(
             prop_assert!(ok, "incremental {} vs full {}", a, b);
         }
     }
-    Ok(inc.hubs.stats)
+    Ok(inc)
 }
 
 /// Cluster-shaped systems where a crowded constraint often does not bind: constraint 0 is a
@@ -370,7 +381,7 @@ fn replay_against_full_solve(
 /// variables are flows into the root (root link, backbone, a private link) or between two private
 /// links through the backbone, some with cross-traffic weights; a few use the backbone alone
 /// (they put a cut backbone back) or skip it. Bounds come and go.
-fn backbone_ops() -> impl Strategy<Value = (Vec<(f64, bool)>, Vec<HubOp>)> {
+pub(super) fn backbone_ops() -> impl Strategy<Value = (Vec<(f64, bool)>, Vec<HubOp>)> {
     let cnsts = (
         50u32..3000,
         20u32..1000,
