@@ -210,6 +210,12 @@ impl Engine {
         self.lmm.set_selective(!full);
     }
 
+    /// `false`: every general solve fills its whole component instead of the region its
+    /// changes reach ([`System::set_region_filling`]; results equal to rounding).
+    pub fn set_region_filling(&mut self, on: bool) {
+        self.lmm.set_region_filling(on);
+    }
+
     /// `false`: every execution gets a max-min variable, as in SimGrid (the same dates: `cpu`
     /// module doc); for tests of the fast path against that.
     pub fn set_fast_exec(&mut self, fast: bool) {

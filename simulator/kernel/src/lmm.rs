@@ -167,7 +167,15 @@ struct Var {
     active_pos: u32,
     /// Hub bookkeeping: registration and group membership ([`hubs`]).
     reg: hubs::VarReg,
+    /// The constraint on which the last filling or certificate check found this variable at
+    /// the top level of a saturated constraint ([`region::AT_BOUND`]: at its bound; [`NONE`]:
+    /// not known), valid while its value is still `bneck_value` ([`region`]).
+    bneck: u32,
+    bneck_value: f64,
 }
+
+// Two cache lines; the filling's fields in the first.
+const _: () = assert!(std::mem::size_of::<Var>() == 128);
 
 #[derive(Debug, Clone, Copy)]
 struct Elem {
@@ -316,6 +324,8 @@ impl System {
             reg: hubs::VarReg::default(),
             memo_slot: 0,
             shape: NONE,
+            bneck: NONE,
+            bneck_value: 0.0,
         };
         let id = match self.free_vars.pop() {
             Some(i) => {

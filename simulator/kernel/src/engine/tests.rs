@@ -411,11 +411,12 @@ fn fast_executions_give_the_reference_dates_bit_for_bit() {
 /// scanned, its rate unchanged; (5) f1 ends: its constraints are left without an active
 /// variable, nothing to solve. Rate updates: f1 at (2), (3), (4), f2 at (3): 4, of which 2
 /// unchanged. The memo misses at (4): its walk starts from B, (2)'s from A. No constraint
-/// ever has 32 active variables, so the hubs stay dormant and nothing registers; the memo
-/// is on, so no solve takes the region path (`lmm::region`).
+/// ever has 32 active variables, so the hubs stay dormant and nothing registers. The region
+/// path (`lmm::region`, tested there) is off, so that every general solve walks its component.
 #[test]
 fn the_kernel_counts_its_solves_and_unchanged_rates() {
     let mut e = Engine::new(NetworkConfig::default());
+    e.set_region_filling(false);
     let a = e.add_link(12.5e6, false);
     let b = e.add_link(1.25e9, false);
     let f1 = e.start_comm(&[a, b], &[a, b], 1e-6, 1e6);

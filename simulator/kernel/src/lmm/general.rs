@@ -3,7 +3,7 @@
 //! by bottleneck filling (SimGrid 3.32 `src/kernel/lmm/maxmin.cpp`; the parent module's doc
 //! gives the algorithm and its worked example).
 
-use super::region::Outcome;
+use super::region::{Outcome, AT_BOUND};
 use super::{memo, Cnst, Sharing, System, VarId, NONE};
 use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
 
@@ -172,10 +172,20 @@ impl System {
 
     /// The general path: bottleneck filling of the components of the modified constraints.
     pub(super) fn solve_general(&mut self) {
-        if !self.full_solve && !self.memo.enabled {
+        // The region path (`region`) where the memo is off or the sampled regions are much
+        // smaller than the components (`region::Policy`).
+        let mut gave_up = false;
+        if !self.full_solve && (!self.memo.enabled || self.region.policy.prefers_region()) {
             match self.solve_region() {
-                Outcome::Solved => return,
-                Outcome::GaveUp => self.stats.region_gave_up += 1,
+                Outcome::Solved => {
+                    let n = self.region.last_vars();
+                    self.region.policy.note_region(n);
+                    return;
+                }
+                Outcome::GaveUp => {
+                    self.stats.region_gave_up += 1;
+                    gave_up = true;
+                }
                 Outcome::Off => {}
             }
         }
@@ -184,6 +194,16 @@ impl System {
         if self.set.is_empty() {
             // Only constraints left empty were modified: no variable to solve.
             return;
+        }
+        let component_vars = if self.memo.enabled {
+            self.memo.vars.len()
+        } else {
+            self.touched.len() - touched_before
+        };
+        if gave_up {
+            self.region.policy.note_region(component_vars);
+        } else if self.memo.enabled {
+            self.region.policy.note_component(component_vars);
         }
         self.stats.general_solves += 1;
         self.stats.general_constraints += self.set.len() as u64;
@@ -220,6 +240,7 @@ impl System {
             let var = &mut self.vars[v as usize];
             var.value = values[i];
             var.fixed = fixed[i];
+            var.bneck = NONE;
             self.touched.push(VarId(v));
         }
         true
@@ -256,6 +277,7 @@ impl System {
                 } else if (min_bound - self.vars[v].bound * self.vars[v].penalty).abs()
                     < MAXMIN_PRECISION
                 {
+                    self.vars[v].bneck = AT_BOUND;
                     self.vars[v].bound
                 } else {
                     continue;
@@ -317,6 +339,7 @@ impl System {
         let var = &mut vars[v];
         var.value = value;
         var.fixed = true;
+        var.bneck_value = value;
         let penalty = var.penalty;
         let var = &vars[v];
         for &e in var.elems.iter() {
@@ -401,6 +424,8 @@ impl System {
                 let v = &mut vars[el.var as usize];
                 if el.weight > 0.0 && v.penalty > 0.0 && !v.fixed && v.mark != epoch {
                     v.mark = epoch;
+                    // Its bottleneck if the round fixes it by this constraint's share.
+                    v.bneck = c;
                     sat_vars.push(el.var);
                 }
             }

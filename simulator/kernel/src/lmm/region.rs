@@ -43,13 +43,20 @@
 //! flows 1 and 4 certified), B carries 4 (saturated, levels 2 and 2: flows 2 and 3
 //! certified). Flow 3 kept its value and its completion date: the engine re-dates only `R`.
 //!
-//! The region path runs when the solution memo is off (`memo`: components that come back in
-//! the same shape are looked up instead, bit for bit; its windows switch it off where they
-//! do not come back, as on the 256-rank fat-tree) and [`System::set_region_filling`] allows
-//! it.
+//! The region path runs where the solution memo is off (`memo`: components that come back in
+//! the same shape are looked up instead, bit for bit; its windows switch it off where they do
+//! not come back, as on the 256-rank fat-tree), and where the memo is on but the regions are
+//! much smaller than the components ([`Policy`]), unless [`System::set_region_filling`]`(false)`.
+//! Each variable remembers the constraint that certified it last (`Var::bneck`, with the value
+//! it had then), so that a boundary variable bottlenecked outside `K` is certified without a
+//! look at its constraints; the memo, the solves from rest and the hubs, which set values
+//! without a certificate, forget it.
 
 use super::{Sharing, System, VarId, NONE};
 use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
+
+/// [`super::Var`]'s `bneck` of a variable fixed at its bound.
+pub(super) const AT_BOUND: u32 = u32::MAX - 1;
 
 /// Rounds of growth after which the region gives up and the component is solved in full.
 pub const MAX_ROUNDS: u32 = 8;
@@ -59,12 +66,77 @@ pub const MAX_ROUNDS: u32 = 8;
 /// level is within this fraction of the top, at its bound when within this fraction of it.
 pub const CERT_TOLERANCE: f64 = 1e-11;
 
+/// One general solve in this many takes the path the policy does not prefer, to follow the
+/// other path's size as the replay's phases change.
+pub const POLICY_PROBE_EVERY: u64 = 128;
+/// Samples of each path before the policy prefers one (the first general solves alternate).
+pub const POLICY_FIRST_SAMPLES: u32 = 16;
+/// The region path is preferred to the memo's walk while the regions hold fewer than
+/// `1 / POLICY_RATIO` of the components' variables (moving averages).
+pub const POLICY_RATIO: f64 = 5.0;
+/// Weight of a new sample in the moving averages.
+const POLICY_WEIGHT: f64 = 1.0 / 32.0;
+
+/// Which path a general solve takes while the solution memo is on: the memo's walk of the
+/// whole component (a lookup, or a filling stored for the next time) or the region. A memo hit
+/// costs a walk of the component; a region solve a filling of the region and the check of its
+/// boundary, several times the work per variable. The policy keeps moving averages of the
+/// variables a memo walk finds and a region solve re-fills (the first general solves
+/// alternate, [`POLICY_FIRST_SAMPLES`] of each), prefers the region while its regions are under
+/// a third of the components ([`POLICY_RATIO`]), and sends one solve in
+/// [`POLICY_PROBE_EVERY`] the other way to keep both averages current. On
+/// `validation/bench`'s stencils (callgrind, one thread): on the flat cluster at 64 ranks the
+/// region is the whole component (40.5 variables against 40) and the memo path stays; on
+/// the fat-tree at 64 ranks regions are 15.3 variables against 100, on the 256-rank torus 5.7
+/// against 64 (in the first iterations, where every flow starts together, 45 against 95), and
+/// the region path takes over. The choice depends only on the sequence of solves, so runs stay
+/// deterministic.
+#[derive(Debug, Default)]
+pub(super) struct Policy {
+    solves: u64,
+    component_avg: f64,
+    components: u32,
+    region_avg: f64,
+    regions: u32,
+}
+
+/// `avg` moved towards sample `n` (the first `POLICY_FIRST_SAMPLES` samples averaged evenly).
+fn moving_average(avg: &mut f64, count: &mut u32, n: usize) {
+    *count = count.saturating_add(1);
+    let w = (1.0 / f64::from(*count)).max(POLICY_WEIGHT);
+    *avg += (n as f64 - *avg) * w;
+}
+
+impl Policy {
+    /// Whether this general solve should try the region path.
+    pub(super) fn prefers_region(&mut self) -> bool {
+        self.solves += 1;
+        if self.components < POLICY_FIRST_SAMPLES || self.regions < POLICY_FIRST_SAMPLES {
+            return !self.solves.is_multiple_of(2);
+        }
+        let region = self.region_avg * POLICY_RATIO < self.component_avg;
+        region != self.solves.is_multiple_of(POLICY_PROBE_EVERY)
+    }
+
+    /// A region solve re-filled `n` variables (or gave up on a component of `n`).
+    pub(super) fn note_region(&mut self, n: usize) {
+        moving_average(&mut self.region_avg, &mut self.regions, n);
+    }
+
+    /// The memo's walk found a component of `n` variables.
+    pub(super) fn note_component(&mut self, n: usize) {
+        moving_average(&mut self.component_avg, &mut self.components, n);
+    }
+}
+
 /// Scratch state of the region path, by variable and by constraint (stamps instead of
 /// clearing).
 #[derive(Debug)]
 pub(super) struct Region {
     /// Off: the general path always fills the whole component.
     pub(super) enabled: bool,
+    /// Region or memo while the memo is on.
+    pub(super) policy: Policy,
     serial: u32,
     /// By variable: `serial` when in `R`, `serial + 1` when seen on the boundary.
     var_stamp: Vec<u32>,
@@ -86,6 +158,7 @@ impl Default for Region {
     fn default() -> Self {
         Self {
             enabled: true,
+            policy: Policy::default(),
             serial: 0,
             var_stamp: Vec::new(),
             cnst_stamp: Vec::new(),
@@ -110,6 +183,13 @@ pub(super) enum Outcome {
     GaveUp,
     /// Not tried ([`System::set_region_filling`]`(false)`).
     Off,
+}
+
+impl Region {
+    /// Variables of the last region solved.
+    pub(super) fn last_vars(&self) -> usize {
+        self.vars.len()
+    }
 }
 
 impl System {
@@ -260,6 +340,7 @@ impl System {
     /// earlier rounds leave theirs), then the rounds of `general.rs`. `false` (nothing
     /// filled): a boundary variable is in a hub's group; give up.
     fn region_fill(&mut self) -> bool {
+        self.region_next_check();
         let System {
             vars,
             elems,
@@ -269,6 +350,7 @@ impl System {
             ..
         } = self;
         let serial = region.serial;
+        let check = region.check_serial;
         for &v in &region.vars {
             let var = &mut vars[v as usize];
             var.value = 0.0;
@@ -280,6 +362,10 @@ impl System {
             let cap = cn.capacity;
             let mut remaining = cap;
             let mut usage = 0.0f64;
+            // The boundary's part of the check's load and top level (the region's is added
+            // after the filling, `region_fill_state`).
+            let mut load = 0.0f64;
+            let mut top = 0.0f64;
             for &e in &cn.elems[..cn.n_active as usize] {
                 let el = elems[e as usize];
                 let v = el.var as usize;
@@ -306,8 +392,14 @@ impl System {
                         el.weight * var.value,
                         cap * MAXMIN_PRECISION,
                     );
+                    if el.weight > 0.0 {
+                        load += el.weight * var.value;
+                        top = top.max(var.value * var.penalty);
+                    }
                 }
             }
+            region.check_stamp[c as usize] = check;
+            region.checked[c as usize] = (load, top, false);
             cn.remaining = remaining;
             cn.usage = usage;
             cn.light_pos = NONE;
@@ -318,7 +410,48 @@ impl System {
         }
         self.stats.fillings += 1;
         self.fill(true);
+        self.region_fill_state();
         true
+    }
+
+    /// Adds the region's variables to the load and top level of `K`'s constraints (their
+    /// boundary's part is `region_fill`'s) and decides which are saturated.
+    fn region_fill_state(&mut self) {
+        let System {
+            vars,
+            elems,
+            cnsts,
+            region,
+            ..
+        } = self;
+        let serial = region.serial;
+        for &v in &region.vars {
+            let var = &vars[v as usize];
+            for &e in var.elems.iter() {
+                let el = &elems[e as usize];
+                let c = el.cnst as usize;
+                if region.cnst_stamp[c] != serial || el.weight <= 0.0 {
+                    continue;
+                }
+                let st = &mut region.checked[c];
+                st.0 += el.weight * var.value;
+                st.1 = st.1.max(var.value * var.penalty);
+            }
+        }
+        for &c in &region.cnsts {
+            let st = &mut region.checked[c as usize];
+            st.2 = st.0 >= cnsts[c as usize].capacity * (1.0 - CERT_TOLERANCE);
+        }
+    }
+
+    /// A new check pass: constraints' states computed before are stale.
+    fn region_next_check(&mut self) {
+        let r = &mut self.region;
+        r.check_serial = r.check_serial.wrapping_add(1);
+        if r.check_serial == 0 {
+            r.check_stamp.fill(0);
+            r.check_serial = 1;
+        }
     }
 
     /// Load, top level and saturation of constraint `c` (cached for this check pass).
@@ -359,8 +492,21 @@ impl System {
         };
         let at_bound = bound > 0.0 && value >= bound * (1.0 - CERT_TOLERANCE);
         let level = value * penalty;
+        // First the constraint the filling (or the last check) found it bottlenecked by.
+        let recorded = self.vars[v as usize].bneck;
+        if recorded != NONE && recorded != AT_BOUND && !at_bound {
+            let cn = &self.cnsts[recorded as usize];
+            if cn.sharing == Sharing::Shared && !(hubs_live && cn.reg.cut) {
+                let (_, top, saturated) = self.region_cnst_state(recorded);
+                if saturated && level >= top * (1.0 - CERT_TOLERANCE) {
+                    self.vars[v as usize].bneck_value = value;
+                    return Some(true);
+                }
+            }
+        }
         let mut counted = false;
         let mut certified = at_bound;
+        let mut bneck = if at_bound { AT_BOUND } else { NONE };
         for j in 0..self.vars[v as usize].elems.len() {
             let el = self.elems[self.vars[v as usize].elems[j] as usize];
             let cn = &self.cnsts[el.cnst as usize];
@@ -377,18 +523,19 @@ impl System {
             counted = true;
             let (_, top, saturated) = self.region_cnst_state(el.cnst);
             certified = saturated && level >= top * (1.0 - CERT_TOLERANCE);
+            if certified {
+                bneck = el.cnst;
+            }
         }
+        let var = &mut self.vars[v as usize];
+        var.bneck = bneck;
+        var.bneck_value = value;
         Some(certified || !counted)
     }
 
     /// The certificate check of a filled region (module doc): lists in `region.grow` the
     /// variables the region must take in. `false`: give up.
     fn region_check(&mut self) -> bool {
-        self.region.check_serial = self.region.check_serial.wrapping_add(1);
-        if self.region.check_serial == 0 {
-            self.region.check_stamp.fill(0);
-            self.region.check_serial = 1;
-        }
         let serial = self.region.serial;
         // Constraints of `K` overloaded (a boundary saturated them, and the region's variables
         // went past): their boundary variables join.
@@ -410,6 +557,15 @@ impl System {
         for i in 0..self.region.boundary.len() {
             let v = self.region.boundary[i];
             if self.region.var_stamp[v as usize] != serial + 1 {
+                continue;
+            }
+            // Its value did not change; a certificate on a constraint outside `K` still holds
+            // (no variable there changed).
+            let var = &self.vars[v as usize];
+            if var.bneck_value.to_bits() == var.value.to_bits()
+                && (var.bneck == AT_BOUND
+                    || (var.bneck != NONE && self.region.cnst_stamp[var.bneck as usize] != serial))
+            {
                 continue;
             }
             match self.region_certified(v) {

@@ -188,6 +188,7 @@ impl System {
             let var = &mut self.vars[v as usize];
             var.value = e.values[k];
             var.fixed = e.fixed[k];
+            var.bneck = super::NONE;
             self.touched.push(VarId(v));
         }
         self.modified.clear();

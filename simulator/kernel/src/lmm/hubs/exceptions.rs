@@ -214,6 +214,7 @@ impl System {
         for i in 0..self.hubs.fixes.len() {
             let (v, x) = self.hubs.fixes[i];
             self.vars[v as usize].value = x;
+            self.vars[v as usize].bneck = super::super::NONE;
             if self.set_in_group(v, false) {
                 self.hubs.left.push(VarId(v));
             }

@@ -394,7 +394,10 @@ impl System {
     /// Puts variable `v` in its hub's group (`true`) or takes it out, keeping the group sums of
     /// the cut constraints it uses (`cut`). Returns whether it changed.
     pub(super) fn set_in_group(&mut self, v: u32, in_group: bool) -> bool {
-        let reg = &mut self.vars[v as usize].reg;
+        let var = &mut self.vars[v as usize];
+        // A group's values are its share's: the variable's bottleneck is not known any more.
+        var.bneck = super::super::NONE;
+        let reg = &mut var.reg;
         if reg.in_group == in_group {
             return false;
         }

@@ -7,13 +7,20 @@ use super::RandVar;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 
+/// A system whose general solves all take the memo's path (the region path off).
+fn memo_system() -> System {
+    let mut s = System::new();
+    s.set_region_filling(false);
+    s
+}
+
 /// The parent module's doc example built twice: A (C = 10) carries flows 1 and 2, B (C = 4)
 /// carries flow 2, so flow 2 gets 4 and flow 1 gets 10 − 4 = 6. The second time the flows sit
 /// in other variable slots (freed slots are reused last-freed first) but the component has the
 /// same shape: the solve is a hit and gives 4 and 6 again.
 #[test]
 fn repeated_component_is_a_hit_with_the_same_values() {
-    let mut s = System::new();
+    let mut s = memo_system();
     let a = s.add_constraint(10.0, Sharing::Shared);
     let b = s.add_constraint(4.0, Sharing::Shared);
     let build = |s: &mut System| {
@@ -54,7 +61,7 @@ fn repeated_component_is_a_hit_with_the_same_values() {
 /// the bottleneck, flow 1 gets 6.67 and flow 2 6.67 / 2 = 3.33 (a stale hit would give 6 and 4).
 #[test]
 fn another_penalty_misses() {
-    let mut s = System::new();
+    let mut s = memo_system();
     let a = s.add_constraint(10.0, Sharing::Shared);
     let b = s.add_constraint(4.0, Sharing::Shared);
     for (p, expected) in [(1.0, (6.0, 4.0)), (2.0, (10.0 / 1.5, 10.0 / 1.5 / 2.0))] {
@@ -83,7 +90,7 @@ fn another_penalty_misses() {
 /// round 2 would hit round 1's entry and give 5.
 #[test]
 fn an_expanded_shape_is_keyed_by_its_elements() {
-    let mut s = System::new();
+    let mut s = memo_system();
     let a = s.add_constraint(10.0, Sharing::Shared);
     let shape = s.add_shape(&[(a, 1.0)]);
     let f = s.add_variable_shaped(1.0, -1.0, shape);
@@ -118,7 +125,8 @@ fn replay_with_and_without_memo(
     let mut with = System::new();
     let mut without = System::new();
     without.set_memo(false);
-    // The reference fills whole components (the region path equals it to rounding only).
+    // Both fill whole components (the region path equals a filling to rounding only).
+    with.set_region_filling(false);
     without.set_region_filling(false);
     for s in [&mut with, &mut without] {
         s.set_hub_thresholds(on, 1);

@@ -120,7 +120,8 @@ fn play(
     let mut with = System::new();
     let mut without = System::new();
     without.set_memo(false);
-    // The reference fills whole components (the region path equals it to rounding only).
+    // Both fill whole components (the region path equals a filling to rounding only).
+    with.set_region_filling(false);
     without.set_region_filling(false);
     let mut vars: Vec<[VarId; 2]> = Vec::new();
     for (i, s) in [&mut with, &mut without].into_iter().enumerate() {
