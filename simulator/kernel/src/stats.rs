@@ -5,18 +5,21 @@
 //! in the group regime (`lmm::hubs`) costs what changed; a solve on the general path walks the
 //! whole component of the changed constraints, then either takes a stored solution (the
 //! solution memo, `lmm::memo`) or runs a bottleneck filling, one round per bottleneck level,
-//! each round scanning the live constraints; after every solve the engine re-dates each
-//! variable the solve set. So the general solves, the size of their components, the memo's
-//! share, the rounds per filling and the share of re-dated variables whose rate did not change
-//! tell where the time goes and what an incremental solve could save.
+//! each round scanning the live constraints, or re-fills only the region its changes reach
+//! (`lmm::region`); after every solve the engine re-dates each variable the solve set. So the
+//! general solves, the size of their components, the memo's share, the region solves and
+//! their size, the rounds per filling and the share of re-dated variables whose rate did not
+//! change tell where the time goes.
 //!
 //! # Worked example
-//! The 256-rank stencil of `validation/bench/scaling.py` on the fat-tree (session 27):
-//! 80,241 general solves of 362 constraints each, the memo switched off after missing (0.6 %
-//! of them answered), 4.8 rounds per filling with 252 live constraints per round, and 30.3 M
-//! rate updates of which 96.6 % left the rate unchanged: nearly all of a solve's work there
-//! confirms the previous solution. On the flat cluster with a backbone the 64-rank stencil
-//! takes 8,480 general solves in all (its backbone's flows are solved as a hub's group).
+//! The 256-rank stencil of `validation/bench/scaling.py` on the fat-tree. Before the region
+//! path (session 27): 80,241 general solves of 362 constraints each, the memo switched off
+//! after missing (0.6 % of them answered), 4.8 rounds per filling with 252 live constraints
+//! per round, and 30.3 M rate updates of which 96.6 % left the rate unchanged: nearly all of a
+//! solve's work confirmed the previous solution. With it (session 28): 76,145 region solves
+//! of 19.2 variables, 2.6 rounds with 48.6 live constraints, 3.1 M rate updates. On the flat
+//! cluster with a backbone the 64-rank stencil takes 8,480 general solves in all (its
+//! backbone's flows are solved as a hub's group).
 
 use std::fmt;
 
