@@ -12,11 +12,24 @@ use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
 /// in `light`) when it has usage and capacity (SimGrid 3.32 `maxmin.cpp`, the solve's start).
 #[inline]
 fn open_constraint(cn: &mut Cnst, c: u32, usage: f64, light: &mut Vec<u32>) {
+    open_constraint_with(cn, c, usage, cn.capacity, light);
+}
+
+/// [`open_constraint`] with `remaining` of the capacity left (the region path charges the
+/// boundary's variables first, `region`).
+#[inline]
+pub(super) fn open_constraint_with(
+    cn: &mut Cnst,
+    c: u32,
+    usage: f64,
+    remaining: f64,
+    light: &mut Vec<u32>,
+) {
     let cap = cn.capacity;
-    cn.remaining = cap;
+    cn.remaining = remaining;
     cn.usage = usage;
     cn.light_pos = NONE;
-    if usage > 0.0 && double_positive(cap, cap * MAXMIN_PRECISION) {
+    if usage > 0.0 && double_positive(remaining, cap * MAXMIN_PRECISION) {
         cn.light_pos = light.len() as u32;
         light.push(c);
     }

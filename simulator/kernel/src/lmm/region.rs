@@ -52,6 +52,7 @@
 //! look at its constraints; the memo, the solves from rest and the hubs, which set values
 //! without a certificate, forget it.
 
+use super::general::open_constraint_with;
 use super::{Sharing, System, VarId, NONE};
 use crate::precision::{double_positive, double_update, MAXMIN_PRECISION};
 
@@ -400,13 +401,7 @@ impl System {
             }
             region.check_stamp[c as usize] = check;
             region.checked[c as usize] = (load, top, false);
-            cn.remaining = remaining;
-            cn.usage = usage;
-            cn.light_pos = NONE;
-            if usage > 0.0 && double_positive(remaining, cap * MAXMIN_PRECISION) {
-                cn.light_pos = light.len() as u32;
-                light.push(c);
-            }
+            open_constraint_with(cn, c, usage, remaining, light);
         }
         self.stats.fillings += 1;
         self.fill(true);

@@ -424,15 +424,24 @@ pub(super) fn backbone_ops() -> impl Strategy<Value = (Vec<(f64, bool)>, Vec<Hub
                 let bound = if b == 0 { -1.0 } else { f64::from(b) / 3.0 };
                 (f64::from(p) / 10.0, bound, dedup)
             });
-        let op = prop_oneof![
-            8 => (var, proptest::bool::weighted(0.7)).prop_map(|(v, a)| HubOp::Add(v, a)),
-            4 => (0usize..64).prop_map(HubOp::Remove),
-            2 => (0usize..64).prop_map(HubOp::Activate),
-            1 => (0usize..64, prop_oneof![Just(-1.0f64), (1u32..3000).prop_map(|b| f64::from(b) / 3.0)])
-                .prop_map(|(k, b)| HubOp::SetBound(k, b)),
-        ];
-        (Just(all), proptest::collection::vec(op, 1..80))
+        (Just(all), churn_ops(var, 0.7))
     })
+}
+
+/// 1 to 80 steps: arrivals of variables drawn from `var` (active at once with probability
+/// `active`), departures, activations and bound changes, in proportions 8 : 4 : 2 : 1.
+pub(super) fn churn_ops(
+    var: impl Strategy<Value = RandVar> + Clone,
+    active: f64,
+) -> impl Strategy<Value = Vec<HubOp>> {
+    let op = prop_oneof![
+        8 => (var, proptest::bool::weighted(active)).prop_map(|(v, a)| HubOp::Add(v, a)),
+        4 => (0usize..64).prop_map(HubOp::Remove),
+        2 => (0usize..64).prop_map(HubOp::Activate),
+        1 => (0usize..64, prop_oneof![Just(-1.0f64), (1u32..3000).prop_map(|b| f64::from(b) / 3.0)])
+            .prop_map(|(k, b)| HubOp::SetBound(k, b)),
+    ];
+    proptest::collection::vec(op, 1..80)
 }
 
 proptest! {

@@ -1,7 +1,7 @@
 //! The region path (`lmm/region.rs`): hand-derived solves, and random sequences of arrivals,
 //! departures, activations and bound changes against full solves from scratch.
 
-use super::hubs::{backbone_ops, hub_ops, replay_system_against_full_solve, HubOp};
+use super::hubs::{backbone_ops, churn_ops, hub_ops, replay_system_against_full_solve, HubOp};
 use super::*;
 
 /// A system with the solution memo off (so that general solves take the region path).
@@ -11,14 +11,9 @@ fn region_system() -> System {
     s
 }
 
-/// The module doc's worked example. Links A (C = 10) and B (C = 4); flow 1 on A, flow 2 on A
-/// and B, flow 3 on B: B bottlenecks flows 2 and 3 at 2 each, flow 1 takes A's other 8. Flow
-/// 4 arrives on A: the region is A's variables {1, 2, 4}, flow 3 is on the boundary (B keeps
-/// 4 − 2 = 2 for flow 2); A offers 10/3, B 2/1: flow 2 gets 2, then flows 1 and 4 share
-/// A's 8: 4 each. Every certificate holds (A carries 10 at top level 4, B 4 at top level 2),
-/// so flow 3 is not re-solved: one region solve of 3 variables, one filling.
-#[test]
-fn doc_example_refills_the_region_only() {
+/// Links A (C = 10) and B (C = 4); flow 1 on A, flow 2 on A and B, flow 3 on B, solved once
+/// (all weights and penalties 1, no bound).
+fn a_and_b() -> (System, [CnstId; 2], [VarId; 3]) {
     let mut s = region_system();
     let a = s.add_constraint(10.0, Sharing::Shared);
     let b = s.add_constraint(4.0, Sharing::Shared);
@@ -30,6 +25,18 @@ fn doc_example_refills_the_region_only() {
     let f3 = s.add_variable(1.0, -1.0);
     s.expand(b, f3, 1.0);
     s.solve();
+    (s, [a, b], [f1, f2, f3])
+}
+
+/// The module doc's worked example. Links A (C = 10) and B (C = 4); flow 1 on A, flow 2 on A
+/// and B, flow 3 on B: B bottlenecks flows 2 and 3 at 2 each, flow 1 takes A's other 8. Flow
+/// 4 arrives on A: the region is A's variables {1, 2, 4}, flow 3 is on the boundary (B keeps
+/// 4 − 2 = 2 for flow 2); A offers 10/3, B 2/1: flow 2 gets 2, then flows 1 and 4 share
+/// A's 8: 4 each. Every certificate holds (A carries 10 at top level 4, B 4 at top level 2),
+/// so flow 3 is not re-solved: one region solve of 3 variables, one filling.
+#[test]
+fn doc_example_refills_the_region_only() {
+    let (mut s, [a, _], [f1, f2, f3]) = a_and_b();
     assert_eq!(
         [f1, f2, f3].map(|v| s.value(v)),
         [8.0, 2.0, 2.0],
@@ -63,17 +70,7 @@ fn doc_example_refills_the_region_only() {
 /// in two fillings, as a full filling gives.
 #[test]
 fn a_departure_grows_the_region_to_the_freed_boundary() {
-    let mut s = region_system();
-    let a = s.add_constraint(10.0, Sharing::Shared);
-    let b = s.add_constraint(4.0, Sharing::Shared);
-    let f1 = s.add_variable(1.0, -1.0);
-    s.expand(a, f1, 1.0);
-    let f2 = s.add_variable(1.0, -1.0);
-    s.expand(a, f2, 1.0);
-    s.expand(b, f2, 1.0);
-    let f3 = s.add_variable(1.0, -1.0);
-    s.expand(b, f3, 1.0);
-    s.solve();
+    let (mut s, _, [f1, f2, f3]) = a_and_b();
     assert_eq!([f1, f2, f3].map(|v| s.value(v)), [8.0, 2.0, 2.0]);
     let before = s.stats();
     s.remove_variable(f3);
@@ -136,14 +133,7 @@ fn mesh_ops() -> impl Strategy<Value = (Vec<(f64, bool)>, Vec<HubOp>)> {
                 let bound = if b == 0 { -1.0 } else { f64::from(b) / 3.0 };
                 (f64::from(p) / 10.0, bound, dedup)
             });
-        let op = prop_oneof![
-            8 => (var, proptest::bool::weighted(0.8)).prop_map(|(v, a)| HubOp::Add(v, a)),
-            4 => (0usize..64).prop_map(HubOp::Remove),
-            2 => (0usize..64).prop_map(HubOp::Activate),
-            1 => (0usize..64, prop_oneof![Just(-1.0f64), (1u32..3000).prop_map(|b| f64::from(b) / 3.0)])
-                .prop_map(|(k, b)| HubOp::SetBound(k, b)),
-        ];
-        (Just(all), proptest::collection::vec(op, 1..80))
+        (Just(all), churn_ops(var, 0.8))
     })
 }
 
