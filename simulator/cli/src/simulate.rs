@@ -56,6 +56,12 @@ pub struct SimulateArgs {
     /// Re-solve the whole max-min system at every event (slow reference mode, for checking).
     #[arg(long, hide = true)]
     pub full_solve: bool,
+    /// Fill each changed max-min component whole, in SimGrid 3.32's order of rounds, instead
+    /// of re-filling only the region a change reaches and checking the max-min certificate
+    /// around it (the default; values equal to rounding, about 1e-15 relative): the filling
+    /// SimGrid does bit for bit, slower on fat-trees and tori.
+    #[arg(long)]
+    pub full_filling: bool,
     /// Parse the traces on the replay's own thread instead of a background decoder thread (the
     /// default when the machine has more than one core and there are several ranks).
     #[arg(long)]
@@ -240,6 +246,7 @@ fn config(args: &SimulateArgs) -> SimulateConfig {
     c.cfg_file = args.cfg_file.clone();
     c.compensation = !args.no_compensation;
     c.full_solve = args.full_solve;
+    c.region_filling = !args.full_filling;
     c.decode_ahead = !args.no_decode_ahead;
     c.what_if = timeless_platform::WhatIf {
         compute: args.scale_compute,

@@ -86,6 +86,46 @@ fn kernel_stats_go_to_stderr_and_the_json_report() {
     assert!(p.get("kernel").is_none(), "{plain}");
 }
 
+/// Corpus case 60 (16 ranks on a cluster with a backbone: bcast, a ring, allreduce, alltoall,
+/// gather, allgather) takes the region path in 28 general solves by default and in none with
+/// `--full-filling`; both give SimGrid 3.32's makespan, 0.0616702416807 s (its `case.toml`).
+#[test]
+fn full_filling_turns_the_region_path_off_with_the_same_times() {
+    let case = "validation/corpus/60-cluster16-mixed";
+    let args = |full: bool| {
+        let mut a = vec![
+            "simulate".to_string(),
+            format!("{case}/traces.txt"),
+            "--platform".into(),
+            format!("{case}/platform.xml"),
+            "--deployment".into(),
+            format!("{case}/deployment.xml"),
+            "--kernel-stats".into(),
+            "--format".into(),
+            "json".into(),
+        ];
+        if full {
+            a.push("--full-filling".into());
+        }
+        a
+    };
+    let mut times = Vec::new();
+    for full in [false, true] {
+        let a = args(full);
+        let (out, err, code) = timeless(&a.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+        let regions = v["kernel"]["region_solves"]
+            .as_u64()
+            .expect("region_solves");
+        assert_eq!(regions == 0, full, "{}", v["kernel"]);
+        let t = v["simulated_time"].as_f64().expect("simulated_time");
+        assert!((t - 0.0616702416807).abs() <= 1e-11 * t, "{t}");
+        times.push(t);
+    }
+    assert!((times[0] - times[1]).abs() <= 1e-15 * times[1], "{times:?}");
+}
+
 #[test]
 fn seed_figure_5_in_v3_form_with_seed_format_trace_gives_the_same_time() {
     let t = json_time(&[

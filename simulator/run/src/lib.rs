@@ -75,6 +75,9 @@ pub struct SimulateConfig {
     pub compensation: bool,
     /// Re-solve the whole max-min system at every event (slow reference mode).
     pub full_solve: bool,
+    /// Re-fill only the region of a component a change reaches (`timeless_kernel::lmm::region`);
+    /// `false`: fill whole components in SimGrid's order (`--full-filling`).
+    pub region_filling: bool,
     /// Decode the traces on a background thread when there are several ranks and cores.
     pub decode_ahead: bool,
     /// What-if changes to the platform (identity by default).
@@ -117,6 +120,7 @@ impl Default for SimulateConfig {
             cfg_file: None,
             compensation: true,
             full_solve: false,
+            region_filling: true,
             decode_ahead: true,
             what_if: WhatIf::default(),
             profile: None,
@@ -607,6 +611,7 @@ pub fn simulate(
     };
     let mut sim = Simulation::new(&platform, &placement, trace_set, cfg)?;
     sim.set_full_solve(config.full_solve);
+    sim.set_region_filling(config.region_filling);
     let observer = frontend.observer().map_err(SimulateError::Frontend)?;
     let mut recorder = config
         .profile
@@ -713,6 +718,7 @@ fn simulate_jobs(
     frontend.replay_size(first as usize);
     let mut sim = Simulation::with_jobs(platform, &jobs, cfg.clone())?;
     sim.set_full_solve(config.full_solve);
+    sim.set_region_filling(config.region_filling);
     let observer = frontend.observer().map_err(SimulateError::Frontend)?;
     let report = sim.run(observer)?;
     let alone = if config.job_baselines {

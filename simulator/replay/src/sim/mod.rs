@@ -280,6 +280,12 @@ impl<'p> Simulation<'p> {
         self.engine.set_full_solve(full);
     }
 
+    /// `false`: fill whole max-min components in SimGrid's order instead of the region a
+    /// change reaches (`Engine::set_region_filling`; results equal to rounding).
+    pub fn set_region_filling(&mut self, on: bool) {
+        self.engine.set_region_filling(on);
+    }
+
     /// Runs the replay to its end.
     ///
     /// # Errors
