@@ -215,9 +215,8 @@ impl System {
         };
         if gave_up {
             self.region.policy.note_region(component_vars);
-        } else if self.memo.enabled {
-            self.region.policy.note_component(component_vars);
         }
+        self.region.policy.note_component(component_vars);
         self.stats.general_solves += 1;
         self.stats.general_constraints += self.set.len() as u64;
         if self.memo.enabled && self.memo_apply(touched_before) {

@@ -188,3 +188,28 @@ fn region_paths_are_exercised() {
     assert!(c[1] >= 20, "growing regions in {} of 200 cases", c[1]);
     assert!(c[2] >= 20, "full fillings in {} of 200 cases", c[2]);
 }
+
+/// The policy (`region::Policy`): the first general solves alternate, the memo's path first;
+/// with the components' average at 100 variables and the regions' at 10 (10 × 5 < 100) it
+/// takes the region, except one solve in 128 (the 128th); once the regions average about 30
+/// (150 > 100) it takes the memo's path. A region's budget is one component's filling: 64
+/// variables before any component was seen, then the components' average, 100.
+#[test]
+fn the_policy_alternates_then_follows_the_sizes() {
+    let mut p = super::super::region::Policy::default();
+    assert_eq!(p.budget(), 64);
+    let first: Vec<bool> = (0..4).map(|_| p.prefers_region()).collect();
+    assert_eq!(first, [false, true, false, true]);
+    for _ in 0..16 {
+        p.note_component(100);
+        p.note_region(10);
+    }
+    assert_eq!(p.budget(), 100);
+    let picks: Vec<bool> = (5..=128).map(|_| p.prefers_region()).collect();
+    assert!(picks[..123].iter().all(|&b| b), "{picks:?}");
+    assert!(!picks[123], "the 128th solve probes the memo's path");
+    for _ in 0..200 {
+        p.note_region(30);
+    }
+    assert!(!p.prefers_region());
+}
