@@ -34,7 +34,8 @@
 //! its general solves). A solve whose changes since the system last had no active variable
 //! are all activations of parked shaped variables is keyed by those activations alone and
 //! skips even the walk (`rest`: a 16-rank ring's phases, 11 % of its instructions).
-//! Where components do not come back (the memo switched itself off) a change re-fills only
+//! Where components do not come back (the memo switched itself off), or where the regions
+//! are much smaller than the components (a policy from the sizes seen), a change re-fills only
 //! the **region** it reaches, the variables on the changed constraints, with the others on
 //! those constraints charged at their values, and the max-min certificate (every variable at
 //! its bound or at the top level of a saturated constraint) proves the rest unchanged or
@@ -270,10 +271,11 @@ impl System {
         self.rest.set_enabled(self.memo.enabled);
     }
 
-    /// `true` (default): when the solution memo is off, a general solve re-fills only the
-    /// region its changes reach and checks the max-min certificate around it (module
-    /// `lmm::region`; values equal a full filling's to rounding, about 1e-15 relative, not
-    /// bit for bit); `false`: fill the whole component.
+    /// `true` (default): when the solution memo is off, or its components are much larger
+    /// than the regions (`region::Policy`), a general solve re-fills only the region its
+    /// changes reach and checks the max-min certificate around it (module `lmm::region`;
+    /// values equal a full filling's to rounding, about 1e-15 relative, not bit for bit);
+    /// `false`: fill the whole component.
     pub fn set_region_filling(&mut self, on: bool) {
         self.region.enabled = on;
     }
