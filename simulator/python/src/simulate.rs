@@ -162,6 +162,8 @@ fn cfg_items(cfg: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
 ///   scale_compute, scale_bandwidth, scale_latency: what-if factors (positive, finite) on host
 ///     speeds, link bandwidths (bytes/s) and link latencies (s); 2.0 doubles.
 ///   ideal_network: zero latency and unlimited bandwidth; ideal_compute: infinitely fast hosts.
+///   full_filling: fill each changed max-min component whole, in SimGrid's order (the CLI's
+///     --full-filling), instead of the region a change reaches (equal to about 1e-15 relative).
 ///
 /// Returns a Simulation: simulated_time (s), actions, ranks (RankResult: finish_time,
 /// compute_time, comm_time, wait_time, sleep_time in s), what_if, warnings, kernel (counts).
@@ -171,7 +173,7 @@ fn cfg_items(cfg: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
 #[pyfunction]
 #[pyo3(signature = (trace=None, *, platform, deployment=None, hostfile=None, np=None, cfg=None,
     cfg_file=None, compensation=true, scale_compute=1.0, scale_bandwidth=1.0, scale_latency=1.0,
-    ideal_network=false, ideal_compute=false))]
+    ideal_network=false, ideal_compute=false, full_filling=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
     py: Python<'_>,
@@ -188,6 +190,7 @@ pub fn simulate(
     scale_latency: f64,
     ideal_network: bool,
     ideal_compute: bool,
+    full_filling: bool,
 ) -> PyResult<Simulation> {
     let mut c = SimulateConfig::new(platform);
     c.trace = trace;
@@ -202,6 +205,7 @@ pub fn simulate(
     c.what_if.latency = scale_latency;
     c.what_if.ideal_network = ideal_network;
     c.what_if.ideal_compute = ideal_compute;
+    c.region_filling = !full_filling;
     let (outcome, notices) = py.detach(|| {
         let mut fe = Collect(NoObserver, Vec::new());
         let r = timeless_run::simulate(&c, &mut fe);

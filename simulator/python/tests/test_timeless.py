@@ -148,6 +148,21 @@ def test_kernel_counts_equal_the_cli_s(tmp_path):
     assert r.to_dict()["kernel"] == r.kernel
 
 
+def test_full_filling_turns_the_region_path_off():
+    # Corpus case 60 (16 ranks, a cluster with a backbone): the region path takes 28 general
+    # solves by default and none with full_filling, as the CLI's --full-filling (its test
+    # full_filling_turns_the_region_path_off_with_the_same_times); SimGrid 3.32's makespan
+    # is 0.0616702416807 s (the case's case.toml).
+    case = ROOT / "validation/corpus/60-cluster16-mixed"
+    runs = [timeless.simulate(case / "traces.txt", platform=case / "platform.xml",
+                              deployment=case / "deployment.xml", full_filling=full)
+            for full in (False, True)]
+    assert [r.kernel["region_solves"] == 0 for r in runs] == [False, True]
+    for r in runs:
+        assert r.simulated_time == pytest.approx(0.0616702416807, rel=1e-11)
+    assert runs[0].simulated_time == pytest.approx(runs[1].simulated_time, rel=1e-15)
+
+
 def test_sweep_equals_cli_sweep_and_single_runs(tmp_path):
     spec = study(tmp_path)
     s = timeless.sweep(spec, tmp_path / "py", jobs=2)
