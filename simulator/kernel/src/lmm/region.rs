@@ -250,14 +250,12 @@ impl System {
             if self.region.grow.is_empty() {
                 break;
             }
-            let grow = std::mem::take(&mut self.region.grow);
-            for &v in &grow {
-                if !self.region_add_var(v) {
-                    self.region.grow = grow;
+            // `region_add_var` leaves `grow` alone (`region_start` empties it on a give-up).
+            for i in 0..self.region.grow.len() {
+                if !self.region_add_var(self.region.grow[i]) {
                     return Outcome::GaveUp;
                 }
             }
-            self.region.grow = grow;
             self.region.grow.clear();
         }
         self.stats.region_solves += 1;
