@@ -78,7 +78,9 @@ mod memo;
 mod region;
 mod rest;
 
-pub use hubs::{GroupId, DEFAULT_WAKE_RATIO};
+pub use hubs::{
+    GroupId, DEFAULT_WAKE_RATIO, GROUPED_SHARE_PAYS, LOW_STRETCHES, STRETCH_DECAY, UNPAID_WEIGHT,
+};
 
 /// A constraint (resource) index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -664,6 +666,7 @@ impl System {
         self.touched.clear();
         self.hubs.next_serial();
         self.stats.solves += 1;
+        self.stats.grouped += u64::from(self.hubs.n_grouped);
         if !self.rest_solve() {
             self.solve_changes();
         }

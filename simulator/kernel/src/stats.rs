@@ -49,6 +49,12 @@ pub struct KernelStats {
     /// Variables registered in the hubs' bookkeeping (`lmm::hubs`): each flow that starts
     /// while some constraint is a hub, or would be one (none while the system is dormant).
     pub registrations: u64,
+    /// Times the dormant hub bookkeeping woke (`lmm::hubs::dormant`): each registers every
+    /// active variable.
+    pub wakes: u64,
+    /// Σ over the solves of the variables in a hub's group regime as the solve began (what
+    /// the general path did not walk thanks to the hubs, `lmm::hubs`).
+    pub grouped: u64,
     /// General solves answered by the incremental filling of the region the changes reach
     /// (`lmm::region`).
     pub region_solves: u64,
@@ -66,7 +72,7 @@ pub struct KernelStats {
 impl KernelStats {
     /// The counts by name, in declaration order: the names of the JSON report's `kernel`
     /// member and of the Python package's `Simulation.kernel`.
-    pub fn named(&self) -> [(&'static str, u64); 14] {
+    pub fn named(&self) -> [(&'static str, u64); 16] {
         [
             ("solves", self.solves),
             ("rest_hits", self.rest_hits),
@@ -80,6 +86,8 @@ impl KernelStats {
             ("region_vars", self.region_vars),
             ("region_gave_up", self.region_gave_up),
             ("registrations", self.registrations),
+            ("wakes", self.wakes),
+            ("grouped", self.grouped),
             ("rate_updates", self.rate_updates),
             ("unchanged_rates", self.unchanged_rates),
         ]
@@ -94,7 +102,8 @@ fn ratio(num: u64, den: u64) -> Option<f64> {
 impl fmt::Display for KernelStats {
     /// One paragraph: `S solves (R from rest); general path: G component solves, C constraints
     /// per component, M % from the solution memo, F fillings of K rounds with L live
-    /// constraints per round; H hub registrations; U rate updates, N % unchanged` (averages
+    /// constraints per round; H hub registrations (K wakes, G grouped per solve); U rate
+    /// updates, N % unchanged` (averages
     /// with one decimal; a
     /// part with nothing to average is left out).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -127,11 +136,15 @@ impl fmt::Display for KernelStats {
             }
             write!(f, ", {} gave up", self.region_gave_up)?;
         }
-        write!(
-            f,
-            "; {} hub registrations; {} rate updates",
-            self.registrations, self.rate_updates
-        )?;
+        write!(f, "; {} hub registrations", self.registrations)?;
+        if self.wakes > 0 {
+            write!(f, " ({} wakes", self.wakes)?;
+            if let Some(g) = ratio(self.grouped, self.solves) {
+                write!(f, ", {g:.1} grouped per solve")?;
+            }
+            write!(f, ")")?;
+        }
+        write!(f, "; {} rate updates", self.rate_updates)?;
         if let Some(u) = ratio(self.unchanged_rates, self.rate_updates) {
             write!(f, ", {:.1} % unchanged", 100.0 * u)?;
         }
@@ -158,17 +171,19 @@ mod tests {
             region_vars: 7,
             region_gave_up: 1,
             registrations: 5,
+            wakes: 2,
+            grouped: 25,
             rate_updates: 8,
             unchanged_rates: 6,
         };
         // 10/4 = 2.5 constraints, 1/4 = 25 %, 6/3 = 2 rounds, 9/6 = 1.5 live, 7/2 = 3.5
-        // variables per region, 6/8 = 75 %.
+        // variables per region, 25/10 = 2.5 grouped per solve, 6/8 = 75 %.
         assert_eq!(
             s.to_string(),
             "10 solves (2 from rest); general path: 4 component solves, 2.5 constraints per \
              component, 25.0 % from the solution memo, 3 fillings of 2.0 rounds with 1.5 live \
              constraints per round; 2 region solves of 3.5 variables, 1 gave up; 5 hub \
-             registrations; 8 rate updates, 75.0 % unchanged"
+             registrations (2 wakes, 2.5 grouped per solve); 8 rate updates, 75.0 % unchanged"
         );
         assert_eq!(
             s.named(),
@@ -185,6 +200,8 @@ mod tests {
                 ("region_vars", 7),
                 ("region_gave_up", 1),
                 ("registrations", 5),
+                ("wakes", 2),
+                ("grouped", 25),
                 ("rate_updates", 8),
                 ("unchanged_rates", 6),
             ]

@@ -75,7 +75,8 @@ pub struct Simulation {
     pub warnings: Vec<String>,
     /// What the kernel did, by name (the counts of `timeless simulate --kernel-stats`): solves,
     /// rest_hits, general_solves, general_constraints, memo_hits, fillings, filling_rounds,
-    /// live_scanned, registrations, rate_updates, unchanged_rates.
+    /// live_scanned, region_solves, region_vars, region_gave_up, registrations, wakes,
+    /// grouped, rate_updates, unchanged_rates.
     pub kernel: BTreeMap<String, u64>,
 }
 

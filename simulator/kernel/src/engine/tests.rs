@@ -411,7 +411,8 @@ fn fast_executions_give_the_reference_dates_bit_for_bit() {
 /// scanned, its rate unchanged; (5) f1 ends: its constraints are left without an active
 /// variable, nothing to solve. Rate updates: f1 at (2), (3), (4), f2 at (3): 4, of which 2
 /// unchanged. The memo misses at (4): its walk starts from B, (2)'s from A. No constraint
-/// ever has 32 active variables, so the hubs stay dormant and nothing registers. The region
+/// ever has 32 active variables, so the hubs stay dormant (no wake) and nothing registers or
+/// groups. The region
 /// path (`lmm::region`, tested there) is off, so that every general solve walks its component.
 #[test]
 fn the_kernel_counts_its_solves_and_unchanged_rates() {
@@ -438,6 +439,8 @@ fn the_kernel_counts_its_solves_and_unchanged_rates() {
             region_vars: 0,
             region_gave_up: 0,
             registrations: 0,
+            wakes: 0,
+            grouped: 0,
             rate_updates: 4,
             unchanged_rates: 2,
         }

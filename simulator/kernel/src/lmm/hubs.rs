@@ -53,7 +53,9 @@ use smallvec::SmallVec;
 
 mod cut;
 mod dormant;
-pub use dormant::DEFAULT_WAKE_RATIO;
+pub use dormant::{
+    DEFAULT_WAKE_RATIO, GROUPED_SHARE_PAYS, LOW_STRETCHES, STRETCH_DECAY, UNPAID_WEIGHT,
+};
 mod exceptions;
 mod registration;
 
@@ -280,6 +282,9 @@ pub(super) struct Hubs {
     n_cut: u32,
     /// How many hubs are alive.
     pub(super) n_live: u32,
+    /// How many variables are in a group (`VarReg::in_group`): what the general path does not
+    /// walk thanks to the hubs, the saving the wake decision learns (`dormant`).
+    pub(super) n_grouped: u32,
     /// No hub is alive and no variable is registered (`dormant`): registration waits until
     /// a constraint has `on` active variables.
     pub(super) dormant: bool,
@@ -312,6 +317,7 @@ impl Default for Hubs {
             serial: 0,
             n_cut: 0,
             n_live: 0,
+            n_grouped: 0,
             dormant: true,
             crowding: dormant::Crowding::default(),
             #[cfg(test)]

@@ -59,12 +59,47 @@
 //! period begins dormant too). In a period where 1,000 flows stay and one more comes and goes
 //! per solve, W reaches 8 × 1,000 at the eighth solve: the system wakes; the period ends with
 //! W far above 8·N, so the next one wakes at its first solve.
+//!
+//! # When the groups do not form
+//! W assumes that waking saves the general path its walk of every active variable, which holds
+//! where the crowded constraint is every flow's bottleneck (a backbone). On a torus or a
+//! fat-tree a crowded link is one of several on each flow's route: its members use other
+//! crowded links, of other hubs, its neighbours are not clean, no group forms, and the
+//! registrations buy nothing (`validation/bench`'s 1,024-rank allreduce on the torus: 2,433
+//! wakes, 5.5 of 35 active variables grouped per solve, 2.63 s against 1.66 s with hubs off).
+//! So the saving is measured while awake: each awake solve adds the variables in a group
+//! ([`Hubs::n_grouped`](super::Hubs)) and the active ones, and when a period with an awake
+//! stretch closes, the stretch is added to the past ones (their sums halved,
+//! [`STRETCH_DECAY`]). Once the grouped share of those sums is below [`GROUPED_SHARE_PAYS`]
+//! and [`LOW_STRETCHES`] stretches in a row were below it on their own (a run's first stretch,
+//! where every flow starts at once, is often low on a backbone too), a dormant solve's active
+//! variable counts for [`UNPAID_WEIGHT`] in W, and no period wakes at once; one stretch at or
+//! above the share counts them in full again. The shares measured (`--kernel-stats`, grouped
+//! per solve against active per solve): 0.79 to 0.99 on the flat cluster's stencil and
+//! allreduce from 64 to 4,096 ranks, 0 to 0.16 on the torus and the fat-tree. The 1,024-rank
+//! torus allreduce then wakes 6 times (1.64 s), the 4,096-rank one 361 times instead of 1,021
+//! (5.6 s against 6.9 s; 5.5 s with hubs off); the flat cluster's wakes are unchanged.
+//!
+//! Example (R = 8, on = 32): each awake stretch of a torus replay groups 5 % of its active
+//! variables. After two such stretches a crowded period of 100 active variables needs
+//! W = 800, i.e. 512 solves at 100 active counting 1/64 each, before it wakes again (8 solves
+//! before the lesson). Values never depend on the decision (module doc above).
 
 use super::super::{Sharing, System};
 use super::CnstReg;
 
 /// R of the wake decision (module doc, "When to wake"), measured on the 64-rank stencil.
 pub const DEFAULT_WAKE_RATIO: u32 = 8;
+
+/// The share of the active variables that must be in a group, over the awake solves, for
+/// waking to count as paying (module doc, "When the groups do not form").
+pub const GROUPED_SHARE_PAYS: f64 = 0.5;
+/// Weight of the previous stretches' sums when a new awake stretch is added to them.
+pub const STRETCH_DECAY: f64 = 0.5;
+/// Awake stretches in a row below [`GROUPED_SHARE_PAYS`] before the estimate is discounted.
+pub const LOW_STRETCHES: u32 = 2;
+/// What a dormant solve's active variable counts for in W once waking has not paid.
+pub const UNPAID_WEIGHT: f64 = 1.0 / 64.0;
 
 /// The wake decision's state (module doc, "When to wake").
 #[derive(Debug, Clone)]
@@ -76,8 +111,9 @@ pub(in crate::lmm) struct Crowding {
     /// The constraints found crowded while dormant in this period, kept while they have
     /// `off` active variables.
     crowd: Vec<u32>,
-    /// W: Σ over the period's solves of the active variables.
-    walked: u64,
+    /// W: Σ over the period's solves of the active variables (each weighted by `weight`
+    /// while dormant).
+    walked: f64,
     /// Active variables at the period's start, and [`Crowding::activations`] then.
     start_active: u64,
     start_activations: u64,
@@ -85,6 +121,18 @@ pub(in crate::lmm) struct Crowding {
     wake_at_once: bool,
     /// Variables made active since the system was made.
     pub(in crate::lmm) activations: u64,
+    /// This period's awake solves: Σ of the variables in a group and of the active ones.
+    grouped: u64,
+    awake_active: u64,
+    /// The same sums over the past awake stretches, the older ones weighted down by
+    /// [`STRETCH_DECAY`] per stretch.
+    past_grouped: f64,
+    past_active: f64,
+    /// Awake stretches in a row whose own share was below [`GROUPED_SHARE_PAYS`].
+    low_stretches: u32,
+    /// What a dormant solve's active variable counts for in W: 1, or [`UNPAID_WEIGHT`] once
+    /// waking has not paid.
+    weight: f64,
 }
 
 impl Default for Crowding {
@@ -93,11 +141,17 @@ impl Default for Crowding {
             ratio: u64::from(DEFAULT_WAKE_RATIO),
             open: false,
             crowd: Vec::new(),
-            walked: 0,
+            walked: 0.0,
             start_active: 0,
             start_activations: 0,
             wake_at_once: false,
             activations: 0,
+            grouped: 0,
+            awake_active: 0,
+            past_grouped: 0.0,
+            past_active: 0.0,
+            low_stretches: 0,
+            weight: 1.0,
         }
     }
 }
@@ -120,12 +174,45 @@ impl Crowding {
             return;
         }
         let needed = self.start_active + (self.activations - self.start_activations);
-        self.wake_at_once = self.walked > self.ratio.saturating_mul(needed);
+        if self.awake_active > 0 {
+            self.learn_share();
+        }
+        self.wake_at_once =
+            self.weight == 1.0 && self.walked > self.ratio.saturating_mul(needed) as f64;
         self.open = false;
         debug_assert!(
             self.crowd.is_empty(),
             "closed with crowded constraints listed"
         );
+    }
+}
+
+impl Crowding {
+    /// Adds the period's awake stretch to the past ones and sets `weight` (module doc, "When
+    /// the groups do not form").
+    fn learn_share(&mut self) {
+        self.past_grouped = self.past_grouped * STRETCH_DECAY + self.grouped as f64;
+        self.past_active = self.past_active * STRETCH_DECAY + self.awake_active as f64;
+        let own = self.grouped as f64 / self.awake_active as f64;
+        self.low_stretches = if own < GROUPED_SHARE_PAYS {
+            self.low_stretches.saturating_add(1)
+        } else {
+            0
+        };
+        let pays = self.past_grouped >= GROUPED_SHARE_PAYS * self.past_active;
+        self.weight = if pays || self.low_stretches < LOW_STRETCHES {
+            1.0
+        } else {
+            UNPAID_WEIGHT
+        };
+        self.grouped = 0;
+        self.awake_active = 0;
+    }
+
+    /// The learned weight of a dormant solve's active variable (tests).
+    #[cfg(test)]
+    pub(in crate::lmm) fn weight(&self) -> f64 {
+        self.weight
     }
 }
 
@@ -140,7 +227,11 @@ impl System {
         }
         let active = self.active_vars.len() as u64;
         if !self.hubs.dormant {
-            self.hubs.crowding.walked += active;
+            let grouped = u64::from(self.hubs.n_grouped);
+            let cr = &mut self.hubs.crowding;
+            cr.walked += active as f64;
+            cr.grouped += grouped;
+            cr.awake_active += active;
             return;
         }
         let mut crowd = std::mem::take(&mut self.hubs.crowding.crowd);
@@ -165,12 +256,12 @@ impl System {
         }
         if !cr.open {
             cr.open = true;
-            cr.walked = 0;
+            cr.walked = 0.0;
             cr.start_active = active;
             cr.start_activations = cr.activations;
         }
-        cr.walked += active;
-        if crowded && (cr.wake_at_once || cr.walked >= cr.ratio.saturating_mul(active)) {
+        cr.walked += active as f64 * cr.weight;
+        if crowded && (cr.wake_at_once || cr.walked >= cr.ratio.saturating_mul(active) as f64) {
             self.wake();
         }
     }
@@ -194,6 +285,7 @@ impl System {
     /// Leaves the dormant state: registers every active variable. (The period stays open; its
     /// list of crowded constraints is a dormant state's and is dropped.)
     fn wake(&mut self) {
+        self.stats.wakes += 1;
         for i in 0..self.hubs.crowding.crowd.len() {
             let c = self.hubs.crowding.crowd[i];
             self.cnsts[c as usize].reg.crowded = false;
@@ -240,6 +332,7 @@ impl System {
             return;
         }
         debug_assert!(h.dirty.is_empty() && h.new_members.is_empty());
+        debug_assert_eq!(h.n_grouped, 0, "a group without a live hub");
         self.hubs.dormant = true;
         self.hubs.crowding.close();
         for i in 0..self.hubs.pending.len() {

@@ -402,6 +402,11 @@ impl System {
             return false;
         }
         reg.in_group = in_group;
+        if in_group {
+            self.hubs.n_grouped += 1;
+        } else {
+            self.hubs.n_grouped -= 1;
+        }
         if self.hubs.n_cut == 0 {
             return true;
         }

@@ -198,6 +198,88 @@ fn wake_waits_until_staying_dormant_would_cost_more() {
     assert_eq!(s.group_share(g), 30.0);
 }
 
+/// The wake decision learns that the groups do not form (`hubs::dormant`, "When the groups do
+/// not form"), on = 3, off = 1, R = 2: backbone B (C = 900) and, per variable, a private link
+/// P_i (C = 10), p = 1, weight 1 on both. B is crowded but never the bottleneck (its offer
+/// 900/n is above every P_i's 10/1), so each variable gets 10 and no group forms.
+/// 1. Three arrive (W = 3 < 2 × 3), a fourth (W = 7 < 8), a fifth (W = 12 ≥ 10): it wakes.
+///    A sixth arrives in an awake solve (5 active, none grouped) and all six leave (an awake
+///    solve of 0 active): the system sleeps and the period closes with W = 12 + 5 + 0 = 17 >
+///    R·N = 2 × (3 + 3) and a grouped share of 0/5, the first stretch below 1/2: W is still
+///    counted in full and the next period wakes at once.
+/// 2. Three arrive and wake it at their first solve, a fourth comes (3 active, 0 grouped), all
+///    leave: the second low stretch in a row (the past shares 0/(5/2 + 3)), so a dormant
+///    active variable now counts for 1/64 in W and no period wakes at once.
+/// 3. Three, four, five, six arrive over four solves: W = (3 + 4 + 5 + 6)/64 = 0.28, far from
+///    2 × 6: the system stays dormant (before the lesson it would have woken at the third
+///    solve), and every variable still gets 10.
+#[test]
+fn wake_stops_when_the_groups_do_not_form() {
+    let mut s = System::new();
+    s.set_hub_thresholds(3, 1);
+    s.set_wake_ratio(2);
+    let b = s.add_constraint(900.0, Sharing::Shared);
+    let add = |s: &mut System, n: usize| -> Vec<VarId> {
+        (0..n)
+            .map(|_| {
+                let p = s.add_constraint(10.0, Sharing::Shared);
+                let v = s.add_variable(1.0, -1.0);
+                s.expand(b, v, 1.0);
+                s.expand(p, v, 1.0);
+                v
+            })
+            .collect()
+    };
+    let leave = |s: &mut System, vars: &[VarId]| {
+        for &v in vars {
+            s.remove_variable(v);
+        }
+        s.solve();
+    };
+
+    let mut first = add(&mut s, 3);
+    s.solve();
+    first.extend(add(&mut s, 1));
+    s.solve();
+    assert!(s.hubs.dormant);
+    first.extend(add(&mut s, 1));
+    s.solve();
+    assert!(!s.hubs.dormant, "W = 12 >= 2 x 5");
+    first.extend(add(&mut s, 1));
+    s.solve();
+    assert!(first
+        .iter()
+        .all(|&v| s.group_of(v).is_none() && s.value(v) == 10.0));
+    leave(&mut s, &first);
+    assert!(s.hubs.dormant);
+    assert!(s.hubs.crowding.wake_at_once());
+    assert_eq!(s.hubs.crowding.weight(), 1.0);
+
+    let mut second = add(&mut s, 3);
+    s.solve();
+    assert!(!s.hubs.dormant, "woken at once");
+    second.extend(add(&mut s, 1));
+    s.solve();
+    leave(&mut s, &second);
+    assert!(s.hubs.dormant);
+    assert!(!s.hubs.crowding.wake_at_once());
+    assert_eq!(s.hubs.crowding.weight(), crate::lmm::UNPAID_WEIGHT);
+
+    let mut third = Vec::new();
+    for n in [3, 1, 1, 1] {
+        third.extend(add(&mut s, n));
+        s.solve();
+        assert!(
+            s.hubs.dormant,
+            "{} active: W far below 2 x active",
+            third.len()
+        );
+    }
+    assert!(third.iter().all(|&v| s.value(v) == 10.0));
+    assert_eq!(s.stats().wakes, 2);
+    assert_eq!(s.stats().grouped, 0);
+}
+
 /// One step of a random arrival/departure sequence.
 #[derive(Debug, Clone)]
 pub(super) enum HubOp {
