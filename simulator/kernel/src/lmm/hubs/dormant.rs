@@ -111,8 +111,8 @@ pub(in crate::lmm) struct Crowding {
     /// The constraints found crowded while dormant in this period, kept while they have
     /// `off` active variables.
     crowd: Vec<u32>,
-    /// W: Σ over the period's solves of the active variables (each weighted by `weight`
-    /// while dormant).
+    /// W: Σ over the period's solves of the active variables (each weighted by
+    /// [`Crowding::weight`] while dormant).
     walked: f64,
     /// Active variables at the period's start, and [`Crowding::activations`] then.
     start_active: u64,
@@ -130,9 +130,8 @@ pub(in crate::lmm) struct Crowding {
     past_active: f64,
     /// Awake stretches in a row whose own share was below [`GROUPED_SHARE_PAYS`].
     low_stretches: u32,
-    /// What a dormant solve's active variable counts for in W: 1, or [`UNPAID_WEIGHT`] once
-    /// waking has not paid.
-    weight: f64,
+    /// Waking has not paid (module doc, "When the groups do not form").
+    unpaid: bool,
 }
 
 impl Default for Crowding {
@@ -151,7 +150,7 @@ impl Default for Crowding {
             past_grouped: 0.0,
             past_active: 0.0,
             low_stretches: 0,
-            weight: 1.0,
+            unpaid: false,
         }
     }
 }
@@ -177,19 +176,16 @@ impl Crowding {
         if self.awake_active > 0 {
             self.learn_share();
         }
-        self.wake_at_once =
-            self.weight == 1.0 && self.walked > self.ratio.saturating_mul(needed) as f64;
+        self.wake_at_once = !self.unpaid && self.walked > self.ratio.saturating_mul(needed) as f64;
         self.open = false;
         debug_assert!(
             self.crowd.is_empty(),
             "closed with crowded constraints listed"
         );
     }
-}
 
-impl Crowding {
-    /// Adds the period's awake stretch to the past ones and sets `weight` (module doc, "When
-    /// the groups do not form").
+    /// Adds the period's awake stretch to the past ones and decides whether waking has paid
+    /// (module doc, "When the groups do not form").
     fn learn_share(&mut self) {
         self.past_grouped = self.past_grouped * STRETCH_DECAY + self.grouped as f64;
         self.past_active = self.past_active * STRETCH_DECAY + self.awake_active as f64;
@@ -200,19 +196,19 @@ impl Crowding {
             0
         };
         let pays = self.past_grouped >= GROUPED_SHARE_PAYS * self.past_active;
-        self.weight = if pays || self.low_stretches < LOW_STRETCHES {
-            1.0
-        } else {
-            UNPAID_WEIGHT
-        };
+        self.unpaid = !pays && self.low_stretches >= LOW_STRETCHES;
         self.grouped = 0;
         self.awake_active = 0;
     }
 
-    /// The learned weight of a dormant solve's active variable (tests).
-    #[cfg(test)]
+    /// What a dormant solve's active variable counts for in W: 1, or [`UNPAID_WEIGHT`] once
+    /// waking has not paid.
     pub(in crate::lmm) fn weight(&self) -> f64 {
-        self.weight
+        if self.unpaid {
+            UNPAID_WEIGHT
+        } else {
+            1.0
+        }
     }
 }
 
@@ -260,7 +256,7 @@ impl System {
             cr.start_active = active;
             cr.start_activations = cr.activations;
         }
-        cr.walked += active as f64 * cr.weight;
+        cr.walked += active as f64 * cr.weight();
         if crowded && (cr.wake_at_once || cr.walked >= cr.ratio.saturating_mul(active) as f64) {
             self.wake();
         }
