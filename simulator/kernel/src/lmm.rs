@@ -578,15 +578,20 @@ impl System {
             modified_serial,
             ..
         } = self;
-        let ids = &vars[v as usize].elems;
-        for &e in ids.iter() {
-            if from_active != to_active {
-                cross_active_boundary(elems, cnsts, e, to_active);
-            }
-            let c = elems[e as usize].cnst;
-            let stamp = &mut modified_stamp[c as usize];
-            if *stamp != *modified_serial {
-                *stamp = *modified_serial;
+        // Slices and the serial held in locals: `modified.push` writes memory the compiler
+        // cannot tell apart from the vectors' headers, which it otherwise reloads per element.
+        let (elems, cnsts, stamps) = (&mut elems[..], &mut cnsts[..], &mut modified_stamp[..]);
+        let serial = *modified_serial;
+        let cross = from_active != to_active;
+        for &e in vars[v as usize].elems.iter() {
+            let c = if cross {
+                cross_active_boundary(elems, cnsts, e, to_active)
+            } else {
+                elems[e as usize].cnst
+            };
+            let stamp = &mut stamps[c as usize];
+            if *stamp != serial {
+                *stamp = serial;
                 modified.push(c);
             }
         }
@@ -697,10 +702,11 @@ impl System {
 }
 
 /// Lists element `e` in its constraint (`activate`: at the end) or takes it out (its place
-/// gets the list's last element, as `swap_remove`). The element arena and the constraints are
-/// passed apart so that a caller may hold other fields of the system.
+/// gets the list's last element, as `swap_remove`), and returns its constraint. The element
+/// arena and the constraints are passed apart so that a caller may hold other fields of the
+/// system.
 #[inline]
-fn cross_active_boundary(elems: &mut [Elem], cnsts: &mut [Cnst], e: u32, activate: bool) {
+fn cross_active_boundary(elems: &mut [Elem], cnsts: &mut [Cnst], e: u32, activate: bool) -> u32 {
     let Elem { cnst, pos, .. } = elems[e as usize];
     let c = &mut cnsts[cnst as usize];
     if activate {
@@ -717,6 +723,7 @@ fn cross_active_boundary(elems: &mut [Elem], cnsts: &mut [Cnst], e: u32, activat
         elems[e as usize].pos = NONE;
         c.n_active -= 1;
     }
+    cnst
 }
 
 #[cfg(test)]

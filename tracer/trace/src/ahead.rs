@@ -289,7 +289,7 @@ impl TraceSet for DecodeAhead {
             shared: Arc::clone(&self.shared),
             rank,
             origin: self.origins[rank as usize].clone(),
-            items: VecDeque::new(),
+            items: Vec::new().into_iter(),
             foreign_lines: 0,
             ended: false,
         }))
@@ -305,7 +305,8 @@ struct AheadStream {
     shared: Arc<Shared>,
     rank: Rank,
     origin: PathBuf,
-    items: VecDeque<Item>,
+    /// The current batch's events not yet taken (a pointer bump per event).
+    items: std::vec::IntoIter<Item>,
     foreign_lines: u64,
     ended: bool,
 }
@@ -313,7 +314,7 @@ struct AheadStream {
 impl ActionStream for AheadStream {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
         loop {
-            if let Some(item) = self.items.pop_front() {
+            if let Some(item) = self.items.next() {
                 return item.map(Some).map_err(|e| *e);
             }
             if self.ended {
@@ -332,7 +333,7 @@ impl ActionStream for AheadStream {
                     if wake {
                         self.shared.decoder.notify_one();
                     }
-                    self.items = b.items.into();
+                    self.items = b.items.into_iter();
                     self.foreign_lines = b.foreign_lines;
                     self.ended = b.last;
                     break;
@@ -373,8 +374,7 @@ impl ActionStream for AheadStream {
     fn prefetch_next(&self) {
         // The next events a rank reads in one run (a wake-up typically reads two or three:
         // compute, send, recv), each line they span.
-        let (a, b) = self.items.as_slices();
-        for item in a.iter().chain(b).take(PREFETCH_EVENTS) {
+        for item in self.items.as_slice().iter().take(PREFETCH_EVENTS) {
             let p = item as *const Item as *const u8;
             let size = std::mem::size_of::<Item>();
             let mut off = 0;
