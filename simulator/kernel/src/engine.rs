@@ -538,13 +538,13 @@ impl Engine {
             return false;
         };
         self.now += date - self.now;
-        while let Some((d, a)) = self.heap.peek() {
-            // `d == now` too: an overflowed date (inf - inf is NaN) still ends its activities,
-            // and the replay reports an infinite time instead of spinning forever.
-            if d != self.now && !double_equals(d, self.now, SURF_PRECISION) {
-                break;
-            }
-            self.heap.pop();
+        let now = self.now;
+        // `d == now` too: an overflowed date (inf - inf is NaN) still ends its activities, and
+        // the replay reports an infinite time instead of spinning forever.
+        while let Some((_, a)) = self
+            .heap
+            .pop_if(|d| d == now || double_equals(d, now, SURF_PRECISION))
+        {
             let act = &mut self.acts[a as usize];
             match act.phase {
                 Phase::Latency => self.end_latency(a),

@@ -230,6 +230,16 @@ impl System {
             cr.awake_active += active;
             return;
         }
+        // Fewer active variables than `on`: no constraint has `on` of them (a variable has one
+        // element per constraint at most), so none joins the crowd; with none listed either,
+        // the period closes without a pass over `modified`.
+        if active < u64::from(on) && self.hubs.crowding.crowd.is_empty() {
+            debug_assert!(modified
+                .iter()
+                .all(|&c| self.cnsts[c as usize].n_active < on));
+            self.hubs.crowding.close();
+            return;
+        }
         let mut crowd = std::mem::take(&mut self.hubs.crowding.crowd);
         for &c in modified {
             let cn = &mut self.cnsts[c as usize];
