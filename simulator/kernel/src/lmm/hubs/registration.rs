@@ -38,6 +38,32 @@ fn first_member_entry(hub: &mut Hub, h: u32, c: u32) -> HubEntry {
     }
 }
 
+/// [`System::choose_hub`]'s pass over a variable's elements: the live hub of smallest
+/// constraint index met so far, and the cut one, as (constraint, hub).
+#[derive(Default)]
+struct HubChoice {
+    live: Option<(u32, u32)>,
+    cut: Option<(u32, u32)>,
+}
+
+impl HubChoice {
+    /// An element of weight `weight` on constraint `c` (bookkeeping `reg`).
+    #[inline]
+    fn consider(&mut self, c: u32, weight: f64, reg: &super::CnstReg) {
+        if let Some(h) = reg.hub {
+            let best = if reg.cut { &mut self.cut } else { &mut self.live };
+            if weight > 0.0 && best.is_none_or(|(b, _)| c < b) {
+                *best = Some((c, h));
+            }
+        }
+    }
+
+    /// The live hub, else the cut one.
+    fn hub(self) -> Option<(u32, u32)> {
+        self.live.or(self.cut)
+    }
+}
+
 impl System {
     pub(in crate::lmm) fn want_registration(&mut self, v: u32) {
         if self.hubs.dormant {
@@ -318,19 +344,12 @@ impl System {
     /// the cut one of smallest index (a cut hub is not evaluated: its members are in no group,
     /// but need not move when it is put back).
     pub(super) fn choose_hub(&self, v: u32) -> Option<(u32, u32)> {
-        let mut live: Option<(u32, u32)> = None;
-        let mut cut: Option<(u32, u32)> = None;
+        let mut choice = HubChoice::default();
         for &e in &self.vars[v as usize].elems {
             let el = &self.elems[e as usize];
-            let reg = &self.cnsts[el.cnst as usize].reg;
-            if let Some(h) = reg.hub {
-                let best = if reg.cut { &mut cut } else { &mut live };
-                if el.weight > 0.0 && best.is_none_or(|(c, _)| el.cnst < c) {
-                    *best = Some((el.cnst, h));
-                }
-            }
+            choice.consider(el.cnst, el.weight, &self.cnsts[el.cnst as usize].reg);
         }
-        live.or(cut)
+        choice.hub()
     }
 
     /// Registers active variable `v`: chooses its hub and counts it on its constraints.
@@ -340,16 +359,19 @@ impl System {
         if !var.alive || p <= 0.0 || var.reg.registered {
             return;
         }
-        let hub = self.choose_hub(v);
-        let var = &self.vars[v as usize];
-        // Only a hub's members count in usages: a variable of no hub makes every tracked
-        // constraint it uses unclean, so their offers do not matter while it is there.
-        let fx = hub.is_some()
-            && var.elems.iter().all(|&e| {
-                let el = &self.elems[e as usize];
-                self.cnsts[el.cnst as usize].sharing != Sharing::Shared
-                    || usage_term(el.weight, p).is_some()
-            });
+        // The hub (`choose_hub`) and whether every SHARED term w/p is finite, in one pass over
+        // the elements. Only a hub's members count in usages: a variable of no hub makes every
+        // tracked constraint it uses unclean, so their offers do not matter while it is there.
+        let mut choice = HubChoice::default();
+        let mut finite = true;
+        for &e in &var.elems {
+            let el = &self.elems[e as usize];
+            let cn = &self.cnsts[el.cnst as usize];
+            choice.consider(el.cnst, el.weight, &cn.reg);
+            finite &= cn.sharing != Sharing::Shared || usage_term(el.weight, p).is_some();
+        }
+        let hub = choice.hub();
+        let fx = hub.is_some() && finite;
         let hub = if fx { hub.map(|(_, h)| h) } else { None };
         let bp = if var.bound > 0.0 && hub.is_some() {
             var.bound * p
