@@ -51,7 +51,11 @@ impl HubChoice {
     #[inline]
     fn consider(&mut self, c: u32, weight: f64, reg: &super::CnstReg) {
         if let Some(h) = reg.hub {
-            let best = if reg.cut { &mut self.cut } else { &mut self.live };
+            let best = if reg.cut {
+                &mut self.cut
+            } else {
+                &mut self.live
+            };
             if weight > 0.0 && best.is_none_or(|(b, _)| c < b) {
                 *best = Some((c, h));
             }
