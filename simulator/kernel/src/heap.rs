@@ -415,6 +415,38 @@ mod tests {
         assert!(h.is_empty());
     }
 
+    /// `pop_if` pops the earliest entry wherever it lives (heap or run) only when the test
+    /// accepts its date, and otherwise leaves everything in place.
+    #[test]
+    fn pop_if_takes_the_earliest_only_when_accepted() {
+        let mut h = IndexedHeap::new();
+        // 1.0, 1.5, 2.0 go to the first run, 1.2 opens the second, 1.1 goes to the heap.
+        for (id, date) in [(1, 1.0), (2, 1.5), (3, 2.0), (4, 1.2), (5, 1.1)] {
+            h.set(id, date);
+        }
+        let upto = |limit: f64| move |d: f64| d <= limit;
+        assert_eq!(
+            h.pop_if(upto(1.15)),
+            Some((1.0, 1)),
+            "the first run's front"
+        );
+        assert_eq!(h.pop_if(upto(1.15)), Some((1.1, 5)), "the heap's top");
+        assert_eq!(h.pop_if(upto(1.15)), None, "1.2 is after the limit");
+        assert_eq!(
+            (h.len(), h.date(4)),
+            (3, Some(1.2)),
+            "refused: nothing moved"
+        );
+        assert_eq!(
+            h.pop_if(upto(1.2)),
+            Some((1.2, 4)),
+            "the second run's front"
+        );
+        let rest: Vec<(f64, u32)> = std::iter::from_fn(|| h.pop()).collect();
+        assert_eq!(rest, vec![(1.5, 2), (2.0, 3)]);
+        assert_eq!(h.pop_if(|_| true), None, "empty");
+    }
+
     #[test]
     fn equal_dates_pop_in_insertion_order() {
         let mut h = IndexedHeap::new();
