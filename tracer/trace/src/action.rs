@@ -214,6 +214,44 @@ impl Action {
         )
     }
 
+    /// Whether the action owns lists on the heap (`comm_def` and the v-collectives): only
+    /// those need dropping; a consumer that drops millions of the others may forget them
+    /// instead (the drop glue of `Action` is an out-of-line call per action). Every variant is
+    /// named, so that a new one has to say.
+    #[inline]
+    pub fn holds_lists(&self) -> bool {
+        match self {
+            Action::CommDef { .. }
+            | Action::AllToAllV { .. }
+            | Action::GatherV { .. }
+            | Action::AllGatherV { .. }
+            | Action::ScatterV { .. }
+            | Action::ReduceScatter { .. } => true,
+            Action::Init { .. }
+            | Action::Finalize
+            | Action::CommNoop
+            | Action::Location
+            | Action::Compute { .. }
+            | Action::Sleep { .. }
+            | Action::Send { .. }
+            | Action::Recv { .. }
+            | Action::Wait(_)
+            | Action::Test(_)
+            | Action::WaitAll
+            | Action::SendRecv { .. }
+            | Action::Barrier
+            | Action::Bcast { .. }
+            | Action::Reduce { .. }
+            | Action::AllReduce { .. }
+            | Action::AllToAll { .. }
+            | Action::Gather { .. }
+            | Action::AllGather { .. }
+            | Action::Scatter { .. }
+            | Action::Scan { .. }
+            | Action::ExScan { .. } => false,
+        }
+    }
+
     /// The trace keyword of this action, as SimGrid 3.32 writes it.
     pub fn keyword(&self) -> &'static str {
         match self {
