@@ -363,6 +363,14 @@ impl ActionStream for AheadStream {
         }
     }
 
+    fn next_event_boxed(&mut self) -> Result<Option<Event>, Box<TraceError>> {
+        // The decoded items hold their errors boxed already.
+        if let Some(item) = self.items.next() {
+            return item.map(Some);
+        }
+        self.next_event().map_err(Box::new)
+    }
+
     fn origin(&self) -> &Path {
         &self.origin
     }

@@ -33,6 +33,15 @@ pub trait ActionStream: Send {
     /// A read error or malformed input, located at [`ActionStream::origin`]:`location`.
     fn next_event(&mut self) -> Result<Option<Event>, TraceError>;
 
+    /// [`ActionStream::next_event`] with the error boxed: a result the size of an event, for a
+    /// caller that reads millions of them (the replay). The same events and errors.
+    ///
+    /// # Errors
+    /// As [`ActionStream::next_event`].
+    fn next_event_boxed(&mut self) -> Result<Option<Event>, Box<TraceError>> {
+        self.next_event().map_err(Box::new)
+    }
+
     /// The file the actions come from, for messages.
     fn origin(&self) -> &Path;
 

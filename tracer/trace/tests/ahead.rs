@@ -73,6 +73,19 @@ type Drained = (Vec<(Rank, f64, u64)>, Vec<Option<String>>);
 /// Every rank's events, reading the ranks in a skewed order (rank r takes r+1 events per turn),
 /// as `(rank, flops, location)` plus each stream's final error text.
 fn drain(set: &dyn TraceSet, n: u32) -> Drained {
+    drain_with(set, n, |s| s.next_event())
+}
+
+/// [`drain`] through `ActionStream::next_event_boxed`.
+fn drain_boxed(set: &dyn TraceSet, n: u32) -> Drained {
+    drain_with(set, n, |s| s.next_event_boxed().map_err(|e| *e))
+}
+
+fn drain_with(
+    set: &dyn TraceSet,
+    n: u32,
+    next: impl Fn(&mut dyn ActionStream) -> Result<Option<Event>, TraceError>,
+) -> Drained {
     let mut streams: Vec<_> = (0..n).map(|r| set.open_stream(r, n).unwrap()).collect();
     let mut done = vec![false; n as usize];
     let mut errors = vec![None; n as usize];
@@ -83,7 +96,7 @@ fn drain(set: &dyn TraceSet, n: u32) -> Drained {
                 if done[r] {
                     break;
                 }
-                match streams[r].next_event() {
+                match next(streams[r].as_mut()) {
                     Ok(Some(e)) => {
                         let Action::Compute { flops } = e.action else {
                             panic!("synthetic streams hold computes only")
@@ -114,6 +127,10 @@ fn decoded_ahead_equals_direct() {
     let ahead = DecodeAhead::new(&set, 37).unwrap();
     let decoded = drain(&ahead, 37);
     assert_eq!(direct, decoded);
+    // The boxed-error reads give the same events and errors, ahead or direct.
+    let ahead = DecodeAhead::new(&set, 37).unwrap();
+    assert_eq!(drain_boxed(&ahead, 37), direct);
+    assert_eq!(drain_boxed(&set, 37), direct);
     // Hand check of the synthetic trace: rank 5 has 5·811 mod 3000 = 1055 actions but fails at
     // its 1000th read, after 999 events; its error names rank-5.txt:1000.
     assert_eq!(direct.0.iter().filter(|e| e.0 == 5).count(), 999);

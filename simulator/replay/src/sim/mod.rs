@@ -422,7 +422,7 @@ impl<'p> Simulation<'p> {
                 self.finished += 1;
                 return Ok(());
             }
-            match st.reader.next_event()? {
+            match st.reader.next_event_boxed().map_err(|e| *e)? {
                 None => {
                     st.eof = true;
                     // Leftover requests: wait for all of them (SimGrid 3.32 waits only the last
