@@ -311,64 +311,70 @@ struct AheadStream {
     ended: bool,
 }
 
+impl AheadStream {
+    /// Takes the rank's next decoded batch, waiting for the decoder if it has none ready
+    /// (out of line: once per batch, not per event).
+    #[inline(never)]
+    fn take_batch(&mut self) -> Result<(), Box<TraceError>> {
+        let mut st = self.shared.lock();
+        loop {
+            if let Some(b) = st.queues[self.rank as usize].ready.pop_front() {
+                let q = &mut st.queues[self.rank as usize];
+                if !q.finished && !q.needy {
+                    q.needy = true;
+                    st.needy.push_back(self.rank);
+                }
+                let wake = std::mem::take(&mut st.decoder_waiting);
+                drop(st);
+                if wake {
+                    self.shared.decoder.notify_one();
+                }
+                self.items = b.items.into_iter();
+                self.foreign_lines = b.foreign_lines;
+                self.ended = b.last;
+                return Ok(());
+            }
+            if st.decoder_gone {
+                self.ended = true;
+                return Err(Box::new(TraceError::new(
+                    &self.origin,
+                    0,
+                    crate::error::TraceErrorKind::Io(std::io::Error::other(
+                        "the trace decoder thread stopped",
+                    )),
+                )));
+            }
+            st.wanted = Some(self.rank);
+            if std::mem::take(&mut st.decoder_waiting) {
+                self.shared.decoder.notify_one();
+            }
+            st.replay_waiting = true;
+            st = self
+                .shared
+                .replay
+                .wait(st)
+                .unwrap_or_else(|e| e.into_inner());
+            st.replay_waiting = false;
+        }
+    }
+}
+
 impl ActionStream for AheadStream {
     fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        self.next_event_boxed().map_err(|e| *e)
+    }
+
+    /// The decoded items hold their errors boxed already.
+    fn next_event_boxed(&mut self) -> Result<Option<Event>, Box<TraceError>> {
         loop {
             if let Some(item) = self.items.next() {
-                return item.map(Some).map_err(|e| *e);
+                return item.map(Some);
             }
             if self.ended {
                 return Ok(None);
             }
-            let mut st = self.shared.lock();
-            loop {
-                if let Some(b) = st.queues[self.rank as usize].ready.pop_front() {
-                    let q = &mut st.queues[self.rank as usize];
-                    if !q.finished && !q.needy {
-                        q.needy = true;
-                        st.needy.push_back(self.rank);
-                    }
-                    let wake = std::mem::take(&mut st.decoder_waiting);
-                    drop(st);
-                    if wake {
-                        self.shared.decoder.notify_one();
-                    }
-                    self.items = b.items.into_iter();
-                    self.foreign_lines = b.foreign_lines;
-                    self.ended = b.last;
-                    break;
-                }
-                if st.decoder_gone {
-                    self.ended = true;
-                    return Err(TraceError::new(
-                        &self.origin,
-                        0,
-                        crate::error::TraceErrorKind::Io(std::io::Error::other(
-                            "the trace decoder thread stopped",
-                        )),
-                    ));
-                }
-                st.wanted = Some(self.rank);
-                if std::mem::take(&mut st.decoder_waiting) {
-                    self.shared.decoder.notify_one();
-                }
-                st.replay_waiting = true;
-                st = self
-                    .shared
-                    .replay
-                    .wait(st)
-                    .unwrap_or_else(|e| e.into_inner());
-                st.replay_waiting = false;
-            }
+            self.take_batch()?;
         }
-    }
-
-    fn next_event_boxed(&mut self) -> Result<Option<Event>, Box<TraceError>> {
-        // The decoded items hold their errors boxed already.
-        if let Some(item) = self.items.next() {
-            return item.map(Some);
-        }
-        self.next_event().map_err(Box::new)
     }
 
     fn origin(&self) -> &Path {

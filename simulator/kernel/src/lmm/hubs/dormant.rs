@@ -230,23 +230,21 @@ impl System {
             cr.awake_active += active;
             return;
         }
-        // Fewer active variables than `on`: no constraint has `on` of them (a variable has one
-        // element per constraint at most), so none joins the crowd; with none listed either,
-        // the period closes without a pass over `modified`.
-        if active < u64::from(on) && self.hubs.crowding.crowd.is_empty() {
+        let mut crowd = std::mem::take(&mut self.hubs.crowding.crowd);
+        // A variable has one element per constraint at most: with fewer than `on` active
+        // variables no constraint has `on` of them, and the pass would find none.
+        if active >= u64::from(on) {
+            for &c in modified {
+                let cn = &mut self.cnsts[c as usize];
+                if cn.sharing == Sharing::Shared && cn.n_active >= on && !cn.reg.crowded {
+                    cn.reg.crowded = true;
+                    crowd.push(c);
+                }
+            }
+        } else {
             debug_assert!(modified
                 .iter()
                 .all(|&c| self.cnsts[c as usize].n_active < on));
-            self.hubs.crowding.close();
-            return;
-        }
-        let mut crowd = std::mem::take(&mut self.hubs.crowding.crowd);
-        for &c in modified {
-            let cn = &mut self.cnsts[c as usize];
-            if cn.sharing == Sharing::Shared && cn.n_active >= on && !cn.reg.crowded {
-                cn.reg.crowded = true;
-                crowd.push(c);
-            }
         }
         crowd.retain(|&c| {
             let cn = &mut self.cnsts[c as usize];
