@@ -96,11 +96,15 @@ impl PiecewiseFactor {
     /// Factor for a message of `bytes` (the network size P = S + 16): the value of the largest
     /// threshold strictly below `bytes`, or 1 if none is (reference §6.1, verified at P = 257/258).
     pub fn factor(&self, bytes: f64) -> f64 {
-        self.entries
-            .iter()
-            .rev()
-            .find(|e| e.threshold_bytes < bytes)
-            .map_or(1.0, |e| e.first)
+        self.below(bytes).map_or(1.0, |e| e.first)
+    }
+
+    /// The entry of largest threshold strictly below `bytes` (the last of equal thresholds),
+    /// by binary search over the sorted entries.
+    #[inline]
+    fn below(&self, bytes: f64) -> Option<&Entry> {
+        let n = self.entries.partition_point(|e| e.threshold_bytes < bytes);
+        n.checked_sub(1).map(|i| &self.entries[i])
     }
 
     /// Overhead in seconds for a message of `bytes` (the raw size S): `a + b·S` from the entry with
@@ -109,12 +113,7 @@ impl PiecewiseFactor {
         if self.zero {
             return 0.0;
         }
-        let e = self
-            .entries
-            .iter()
-            .rev()
-            .find(|e| e.threshold_bytes < bytes)
-            .unwrap_or(&self.entries[0]);
+        let e = self.below(bytes).unwrap_or(&self.entries[0]);
         e.first + e.second * bytes
     }
 
@@ -154,6 +153,42 @@ mod tests {
         assert_eq!(bw.factor(0.0), 1.0);
         let lat = PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_LAT, 1).unwrap();
         assert_eq!(lat.factor(1016.0), 1.9503);
+    }
+
+    /// The binary search picks the entry of the rule "largest threshold strictly below P": at,
+    /// just above and just below every threshold of the default tables, and the last of equal
+    /// thresholds (`100:2;100:3` gives 3 above 100, as a scan from the end finds it first).
+    #[test]
+    fn lookup_at_every_threshold() {
+        let bw = PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_BW, 1).unwrap();
+        // (P, factor) by hand from DEFAULT_BW.
+        for (p, want) in [
+            (0.5, 0.812084),
+            (257.0, 0.812084),
+            (257.5, 0.338112),
+            (732.0, 0.338112),
+            (733.0, 0.341987),
+            (1426.0, 0.341987),
+            (1427.0, 0.608902),
+            (3485.0, 0.77493),
+            (5777.0, 1.08739),
+            (9377.0, 0.58729),
+            (15424.0, 0.58729),
+            (15425.0, 0.697866),
+            (65472.0, 0.697866),
+            (65473.0, 0.940694),
+            (f64::INFINITY, 0.940694),
+        ] {
+            assert_eq!(bw.factor(p), want, "P = {p}");
+        }
+        assert_eq!(bw.factor(-1.0), 1.0);
+        let dup = PiecewiseFactor::parse("0:1;100:2;100:3;200:4", 1).unwrap();
+        assert_eq!(dup.factor(100.0), 1.0);
+        assert_eq!(dup.factor(150.0), 3.0);
+        assert_eq!(dup.factor(201.0), 4.0);
+        let os = PiecewiseFactor::parse("100:1:0;100:2:0", 2).unwrap();
+        assert_eq!(os.overhead_secs(101.0), 2.0);
+        assert_eq!(os.overhead_secs(100.0), 1.0);
     }
 
     /// Reference §4.3: `0:1e-3:1e-6` costs 1e-3 + 1e-6 × 1000 = 2 ms for S = 1000.

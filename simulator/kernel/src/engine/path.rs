@@ -55,6 +55,11 @@ pub(super) struct Path {
     /// The variable of an ended transfer, parked at penalty 0 for the next one (see the module
     /// doc), if any.
     parked: Option<VarId>,
+    /// The last message size started on the path (bytes, NaN before the first) and its
+    /// `(bw_factor, lat_factor · L)`: an iterative application sends the same size on a path
+    /// every time, so the two table lookups are made once per size change.
+    last_bytes: f64,
+    last_factors: (f64, f64),
 }
 
 /// The paths of an engine (their elements are shapes of the max-min system).
@@ -130,6 +135,8 @@ impl Engine {
             bound,
             shape,
             parked: None,
+            last_bytes: f64::NAN,
+            last_factors: (1.0, l),
         });
         PathId(self.paths.list.len() as u32 - 1)
     }
@@ -165,10 +172,17 @@ impl Engine {
     /// elements draining at `bw_factor(bytes)` times its share (parent module's doc; with no
     /// latency phase the penalty is 1, SimGrid 3.32's quirk).
     pub fn start_path_comm(&mut self, path: PathId, bytes: f64) -> ActivityId {
-        let p = &self.paths.list[path.0 as usize];
-        let (l, penalty) = (p.latency_secs, p.penalty);
-        let bw_factor = self.net.bw_factor.factor(bytes);
-        let latency = l * self.net.lat_factor.factor(bytes);
+        let p = &mut self.paths.list[path.0 as usize];
+        let penalty = p.penalty;
+        // NaN before the first message: never equal.
+        if p.last_bytes != bytes {
+            p.last_bytes = bytes;
+            p.last_factors = (
+                self.net.bw_factor.factor(bytes),
+                p.latency_secs * self.net.lat_factor.factor(bytes),
+            );
+        }
+        let (bw_factor, latency) = p.last_factors;
         if latency > 0.0 {
             // The variable is made when the latency phase ends (`end_latency`).
             let id = self.alloc(Activity {
