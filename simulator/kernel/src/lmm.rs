@@ -168,6 +168,9 @@ struct Var {
     /// Position in [`System::active_vars`] while alive with a positive penalty ([`NONE`]
     /// otherwise).
     active_pos: u32,
+    /// Its position among the activations logged since rest (`rest`), if it was activated
+    /// while the log ran (checked against the log before use).
+    rest_pos: u32,
     /// Hub bookkeeping: registration and group membership ([`hubs`]).
     reg: hubs::VarReg,
     /// The constraint on which the last filling or certificate check found this variable at
@@ -316,6 +319,16 @@ impl System {
 
     /// Adds a variable with `penalty` (0 = inactive) and `bound` (≤ 0 = unbounded). O(1).
     pub fn add_variable(&mut self, penalty: f64, bound: f64) -> VarId {
+        let id = self.new_variable(penalty, bound);
+        if penalty > 0.0 {
+            // Its elements come one by one (`expand`): not a logged activation (`rest`).
+            self.rest.interrupt();
+        }
+        id
+    }
+
+    /// [`System::add_variable`] without a word to the log of changes since rest.
+    fn new_variable(&mut self, penalty: f64, bound: f64) -> VarId {
         let v = Var {
             penalty,
             bound,
@@ -327,6 +340,7 @@ impl System {
             active_pos: NONE,
             reg: hubs::VarReg::default(),
             memo_slot: 0,
+            rest_pos: NONE,
             shape: NONE,
             bneck: NONE,
             bneck_value: 0.0,
@@ -343,7 +357,6 @@ impl System {
             }
         };
         if penalty > 0.0 {
-            self.rest.interrupt();
             self.list_active(id.0);
             self.want_registration(id.0);
         }
@@ -430,7 +443,7 @@ impl System {
     /// variable remembers its shape, so that a memo key names the shape in one word instead of
     /// listing the elements (`memo`) until an [`System::expand`] changes them. O(elements).
     pub fn add_variable_shaped(&mut self, penalty: f64, bound: f64, shape: ShapeId) -> VarId {
-        let var = self.add_variable(penalty, bound);
+        let var = self.new_variable(penalty, bound);
         let active = penalty > 0.0;
         let (start, len) = self.shapes[shape.0 as usize];
         for i in start..start + len {
@@ -442,6 +455,11 @@ impl System {
             self.new_elem(cnst, var, weight, active);
         }
         self.vars[var.0 as usize].shape = shape.0;
+        if active {
+            // The same lists, `modified` and active variables as a parked variable of this
+            // shape activated (`engine::path`'s parking): logged as an activation.
+            self.rest_log_activation(var.0);
+        }
         var
     }
 
@@ -516,7 +534,7 @@ impl System {
 
     /// Removes `var`; its slot may be reused. O(elements of `var`).
     pub fn remove_variable(&mut self, var: VarId) {
-        self.rest.interrupt();
+        self.rest_log_removal(var.0);
         self.unregister(var.0, true);
         let mut elems = std::mem::take(&mut self.vars[var.0 as usize].elems);
         let active = self.vars[var.0 as usize].penalty > 0.0;
@@ -556,11 +574,11 @@ impl System {
         if alive && !was_active && penalty > 0.0 {
             self.list_active(var.0);
             self.rest_log_activation(var.0);
+        } else if was_active && penalty <= 0.0 {
+            self.rest_log_deactivation(var.0, false);
+            self.unlist_active(var.0);
         } else {
             self.rest.interrupt();
-            if was_active && penalty <= 0.0 {
-                self.unlist_active(var.0);
-            }
         }
         self.move_elems(var.0, was_active, penalty > 0.0);
     }
@@ -672,17 +690,19 @@ impl System {
         self.hubs.next_serial();
         self.stats.solves += 1;
         self.stats.grouped += u64::from(self.hubs.n_grouped);
-        if !self.rest_solve() {
-            self.solve_changes();
-        }
+        self.solve_changes();
         self.rest_store();
     }
 
-    /// [`System::solve`] of the changes since the last solve, unless `rest` had their values.
+    /// [`System::solve`] of the changes since the last solve: the wake decision, then the
+    /// values stored for the changes since rest (`rest`) or the hubs' and the general path's.
     fn solve_changes(&mut self) {
         let modified = std::mem::take(&mut self.modified);
         self.crowding_step(&modified);
         self.modified = modified;
+        if self.rest_solve() {
+            return;
+        }
         let mut charged_upto = 0;
         loop {
             self.solve_hubs();

@@ -327,11 +327,6 @@ impl Default for Hubs {
 }
 
 impl Hubs {
-    /// The hub threshold `on` ([`System::set_hub_thresholds`]).
-    pub(super) fn on(&self) -> u32 {
-        self.on
-    }
-
     pub(super) fn has_pending(&self) -> bool {
         !self.pending.is_empty()
             || !self.dirty.is_empty()

@@ -1,52 +1,63 @@
-//! Solves from rest: a system with no active variable that activates the same flows again
-//! takes the stored values without walking the component.
+//! Solves along a trajectory from rest: a system that, since it was last without an active
+//! variable, has gone through the same changes and solves as once before takes the values that
+//! solve stored, without walking the component.
 //!
 //! # Why
-//! A latency-bound replay often runs its communication phases one after the other: every flow
-//! of a phase ends before the next phase's flows start, so each phase begins with no active
-//! variable (the system is *at rest*) and activates the same paths' parked variables in the
-//! same order as the phase before. The component memo (`memo`) then hits every time, but a hit
-//! still walks the whole component to write its key, makes the wake decision's pass over the
-//! modified constraints and applies the values: on `validation/bench`'s 16-rank ring (8 flows of
-//! 5-6 elements, a component of 33 constraints) about 8,500 instructions per solve, 41,666
-//! solves, 17 % of the run's instructions.
+//! A replay repeats itself: every iteration of an iterative application, every call of a
+//! collective, sends the same messages on the same paths in the same order. Between two such
+//! phases the max-min system is often **at rest** (no active variable: every flow of the phase
+//! has ended, the ranks compute), and the next phase then activates the same paths' parked
+//! variables, solves, parks some, activates others, solves, ... exactly as the phase before.
+//! The component memo (`memo`) hits on most of those solves, but a hit still walks the whole
+//! component to write its key: on `validation/bench`'s allreduce over a 1,024-rank torus, whose
+//! binomial trees put hundreds of 24-byte flows on overlapping routes at once, each solve walks
+//! a component of 326 constraints, 56 % of the replay's instructions, although only one flow
+//! started or ended. Here the key is the *history* since rest, kept up to date in O(1) per
+//! change, so a solve met before costs one hash probe and the writing of its values.
 //!
-//! # Why the activations alone are a key
-//! From rest, what a solve reads is a function of the activations since then: a constraint
-//! lists only the elements of active variables (`Cnst::elems`), so every list is empty at rest
-//! and is then filled in activation order; each activation lists its variable's constraints in
-//! `modified` in element order; the walk starts from `modified` and follows the lists, and the
-//! filling reads the capacities (fixed when the constraint is made), the weights, penalties and
-//! bounds. So when every change since rest is the activation ([`System::set_penalty`] from 0)
-//! of a variable whose elements are still those of its shape, the sequence (shape, penalty
-//! bits, bound bits) of the activations determines the component, the order in which the solve
-//! lists the variables in [`System::touched`], and every value and fixed flag bit for bit. Any
-//! other change (a variable added active, expanded, removed, deactivated, a bound or a
-//! threshold changed) ends the log until the next rest. The variables' slots do not matter:
-//! an entry stores, for each variable the solve listed, its position among the activations.
-//!
-//! A solve from rest also skips what it provably would not do: with fewer activations than the
-//! hub threshold `on` no constraint can be crowded, so the dormant system stays dormant and its
-//! wake decision has nothing to count (the period was closed when rest began); no hub is alive
-//! or cut, so the hub phase, the cuts and the group events have nothing to do.
+//! # Why the history is a key
+//! At rest every constraint's list of active elements (`Cnst::elems`) is empty. From there the
+//! lists, the list of active variables and `modified` are a function of the changes in order:
+//! an activation ([`System::set_penalty`] from 0, or a variable added active with its shape's
+//! elements, which does the same to the lists, `engine::path`'s parking) appends the variable's
+//! elements in element order and lists their constraints in `modified`; a deactivation or the
+//! removal of an active variable takes its elements out (the last of each list takes its place)
+//! and lists their constraints; the removal of an idle variable lists its shape's constraints.
+//! A solve reads the lists from `modified` and the capacities, weights, penalties and bounds,
+//! recomputes the variables of the components it reaches (listing them in
+//! [`System::touched`]) and clears `modified`; while no hub is alive (`hubs::dormant`) it
+//! reads nothing else (the general path, `general`; the region path, `region`, equals it to
+//! rounding). So while the system stays dormant, the sequence of (activation: shape, penalty,
+//! bound), (deactivation or removal: the variable's position among the activations), (idle
+//! removal: shape) and solves since rest determines each solve's `touched` order and values.
+//! The changes since the last solve are logged as words, and each solve hashes them with the
+//! digest so far into the history's new 128-bit XXH3 digest (collision odds about 2^-128 per
+//! pair of histories; one hash per solve, of the words its changes wrote); the solve looks the
+//! digest up, and a miss stores its result by activation positions (the variables' slots do
+//! not matter). The
+//! wake decision (`hubs::dormant`) runs before the lookup as before, on the same counts, so
+//! that the lookup happens only where the system stays dormant; any other change (a bound, an
+//! expansion, a penalty changed while active, a variable added active without a shape) and any
+//! solve that leaves a hub alive end the log until the next rest.
 //!
 //! # Worked example
 //! The 16-rank ring: ranks 0, 2, .., 14 send to their right neighbours while 1, 3, .., 15
 //! receive, then the reverse. The first phase ends with no flow in progress: rest. The second
 //! phase's latencies end together and the engine re-activates the 8 paths' parked variables in
-//! rank order: the log holds 8 × (shape, penalty, bound) = 24 words. The first time this
-//! happens the lookup misses, the ordinary solve runs (walk, memo lookup, filling) and its
-//! touched list, say paths 3, 1, 5, .. by walk order, is stored as activation positions
-//! (1, 0, 2, ..) with the 8 values. Every later iteration activates other (or the same) slots
-//! in the same order: one 24-word digest, one probe, 8 values written, no walk.
+//! rank order: 8 × (shape, penalty, bound) logged, hashed by the solve. The first time, the lookup misses,
+//! the ordinary solve runs (walk, memo lookup, filling) and its touched list, say paths 3, 1,
+//! 5, .. by walk order, is stored as activation positions (1, 0, 2, ..) with the 8 values. The
+//! flows end one by one: each end is a deactivation (position k) and a solve of the 7, 6, ..
+//! left, each stored under its own history. Every later iteration activates other (or the
+//! same) slots in the same order and ends them in the same order: each solve is one probe and
+//! a few values written, no walk.
 //!
 //! # Bounds
 //! Entries are kept while they hold at most [`BUDGET_WORDS`]; each window of
 //! [`WINDOW`](super::memo::WINDOW) lookups that hits less than one in
 //! [`MIN_HIT_DIVISOR`](super::memo::MIN_HIT_DIVISOR) turns lookups off for the rest of the run
-//! (the component memo's rule, [`HitCount`]). As
-//! in `memo`, entries are found by the key's 128-bit XXH3 digest (collision odds about 2^-128
-//! per pair of keys) and the decision depends only on the sequence of solves: runs stay
+//! (the component memo's rule, [`HitCount`]); a history longer than [`MAX_LOGGED`] activations
+//! is not followed further. The decisions depend only on the sequence of solves: runs stay
 //! deterministic, and [`System::set_memo`]`(false)` turns this off with the component memo.
 
 use super::memo::HitCount;
@@ -56,6 +67,16 @@ use xxhash_rust::xxh3::xxh3_128;
 
 /// Most words (8 bytes) all entries may hold together: 8 MiB.
 pub const BUDGET_WORDS: usize = 1 << 20;
+/// Most activations a history since rest may log (4 bytes each); past them the log stops
+/// until the next rest.
+pub const MAX_LOGGED: usize = 1 << 20;
+
+/// The kinds of change in the log (first word of each: the kind in its low byte; an
+/// activation is 3 words, the others 2, so a batch of changes reads back one way).
+const ACTIVATION: u64 = 1;
+const DEACTIVATION: u64 = 2;
+const REMOVAL: u64 = 3;
+const IDLE_REMOVAL: u64 = 4;
 
 /// A solve's result by activation position: `order[i]` is the activation whose variable the
 /// solve listed `i`-th in `touched`, with its value and fixed flag.
@@ -65,18 +86,20 @@ struct Entry {
     fixed: Box<[bool]>,
 }
 
-/// The log of activations since rest and the stored solves.
+/// The history since rest and the stored solves.
 #[derive(Default)]
 pub(super) struct RestMemo {
     /// Lookups are switched off (by [`System::set_memo`] or a window of too few hits).
     off: bool,
-    /// The system was at rest after the last solve and every change since is a logged
-    /// activation.
+    /// Every change since the last rest is in the log.
     logging: bool,
     /// The activated variables in order.
     vars: Vec<u32>,
-    /// Scratch for the key: (shape, penalty bits, bound bits) of each.
-    key: Vec<u64>,
+    /// The digest of the history since rest up to the last solve.
+    digest: u128,
+    /// The changes since the last solve, folded into `digest` by the next one (one hash per
+    /// solve instead of one per change).
+    batch: Vec<u64>,
     index: FxHashMap<u128, u32>,
     entries: Vec<Entry>,
     words: usize,
@@ -99,7 +122,7 @@ impl std::fmt::Debug for RestMemo {
 }
 
 impl RestMemo {
-    /// Ends the log until the next rest (any change other than an activation from rest).
+    /// Ends the log until the next rest (a change the history does not describe).
     #[inline]
     pub(super) fn interrupt(&mut self) {
         self.logging = false;
@@ -118,59 +141,106 @@ impl RestMemo {
         self.index = FxHashMap::default();
         self.entries = Vec::new();
         self.words = 0;
+        self.vars = Vec::new();
+        self.batch = Vec::new();
+    }
+
+    /// Starts a new history (the system is at rest).
+    fn restart(&mut self) {
+        self.logging = true;
+        self.digest = 0;
+        self.batch.clear();
+        self.vars.clear();
+    }
+
+    /// A solve: the digest of the history so far and the changes since the last solve.
+    fn fold(&mut self) {
+        let d = self.digest;
+        self.batch.push(d as u64);
+        self.batch.push((d >> 64) as u64);
+        self.digest = xxh3_128(bytemuck::cast_slice(&self.batch));
+        self.batch.clear();
     }
 }
 
 impl System {
-    /// (lookups, hits) of solves from rest since the system was made (module `lmm::rest`).
+    /// (lookups, hits) of solves along a history from rest since the system was made (module
+    /// `lmm::rest`).
     pub fn rest_counts(&self) -> (u64, u64) {
         (self.rest.count.lookups, self.rest.count.hits)
     }
 
-    /// Logs the activation of variable `v` (penalty from 0) if the system is logging since
-    /// rest: only a variable whose elements are its shape's can be logged.
+    /// Logs the activation of variable `v` (penalty from 0, or added active with its shape's
+    /// elements) if the log runs: only a variable whose elements are its shape's can be logged.
     #[inline]
     pub(super) fn rest_log_activation(&mut self, v: u32) {
         if !self.rest.logging {
             return;
         }
         let var = &self.vars[v as usize];
-        // A log as long as the hub threshold is never looked up (`rest_solve`): stop at once.
-        if var.shape == NONE || self.rest.vars.len() as u64 + 1 >= u64::from(self.hubs.on()) {
+        if var.shape == NONE || self.rest.vars.len() >= MAX_LOGGED {
             self.rest.logging = false;
             return;
         }
+        let words = [
+            ACTIVATION | u64::from(var.shape) << 8,
+            var.penalty.to_bits(),
+            var.bound.to_bits(),
+        ];
+        self.vars[v as usize].rest_pos = self.rest.vars.len() as u32;
         self.rest.vars.push(v);
+        self.rest.batch.extend_from_slice(&words);
     }
 
-    /// At the start of [`System::solve`]: when the changes since rest are logged activations
-    /// (fewer than the hub threshold) and their solve was stored, gives the variables their
-    /// values, lists them in `touched` in the stored order, consumes `modified` as the general
-    /// path's collection does, and returns `true`. Otherwise returns `false` (and remembers a
-    /// miss for [`System::rest_store`]).
+    /// Logs the deactivation (`removed`: the removal) of active variable `v` if the log runs.
+    #[inline]
+    pub(super) fn rest_log_deactivation(&mut self, v: u32, removed: bool) {
+        if !self.rest.logging {
+            return;
+        }
+        let pos = self.vars[v as usize].rest_pos;
+        // Every variable active while the log runs was activated since rest, in the log.
+        if self.rest.vars.get(pos as usize) != Some(&v) {
+            self.rest.logging = false;
+            return;
+        }
+        let kind = if removed { REMOVAL } else { DEACTIVATION };
+        self.rest.batch.extend_from_slice(&[kind, u64::from(pos)]);
+    }
+
+    /// Logs the removal of variable `v` (before it happens) if the log runs.
+    pub(super) fn rest_log_removal(&mut self, v: u32) {
+        if !self.rest.logging {
+            return;
+        }
+        let var = &self.vars[v as usize];
+        if var.penalty > 0.0 {
+            self.rest_log_deactivation(v, true);
+        } else if var.shape == NONE {
+            self.rest.logging = false;
+        } else {
+            // Its elements are not listed, but their constraints go to `modified`.
+            let shape = u64::from(var.shape);
+            self.rest.batch.extend_from_slice(&[IDLE_REMOVAL, shape]);
+        }
+    }
+
+    /// In [`System::solve`], once the wake decision has run: when every change since rest is
+    /// in the log, the system is still dormant with nothing pending and this history's solve
+    /// was stored, gives the variables their values, lists them in `touched` in the stored
+    /// order, consumes `modified` as the general path's collection does, and returns `true`.
+    /// Otherwise returns `false` (and remembers a miss for [`System::rest_store`]).
     pub(super) fn rest_solve(&mut self) -> bool {
         let r = &mut self.rest;
         r.missed = None;
-        if !r.logging
-            || r.off
-            || r.vars.is_empty()
-            || r.vars.len() as u64 >= u64::from(self.hubs.on())
-        {
+        if !r.logging {
             return false;
         }
-        debug_assert!(self.hubs.dormant && !self.hubs.has_pending());
-        // The key: (shape, penalty, bound) of each activation, read now (a logged variable's
-        // penalty, bound and elements have not changed since: any such change ends the log).
-        r.key.clear();
-        for &v in &r.vars {
-            let var = &self.vars[v as usize];
-            r.key.extend_from_slice(&[
-                u64::from(var.shape),
-                var.penalty.to_bits(),
-                var.bound.to_bits(),
-            ]);
+        r.fold();
+        if r.off || !self.hubs.dormant || self.hubs.has_pending() || self.full_solve {
+            return false;
         }
-        let digest = xxh3_128(bytemuck::cast_slice(&r.key));
+        let digest = r.digest;
         let found = r.index.get(&digest).copied();
         if r.count.record(found.is_some()) {
             r.switch_off();
@@ -188,7 +258,7 @@ impl System {
             let var = &mut self.vars[v as usize];
             var.value = e.values[k];
             var.fixed = e.fixed[k];
-            var.bneck = super::NONE;
+            var.bneck = NONE;
             self.touched.push(VarId(v));
         }
         self.modified.clear();
@@ -196,28 +266,28 @@ impl System {
         true
     }
 
-    /// At the end of [`System::solve`]: stores the solve whose lookup missed (when it listed
-    /// exactly the logged variables and left no hub), then starts a new log if the system is
-    /// at rest (no active variable, nothing modified, dormant, no crowded period).
+    /// At the end of [`System::solve`]: stores the solve whose lookup missed (if the system is
+    /// still dormant), then starts a new history if the system is at rest (no active variable,
+    /// nothing modified, dormant), or ends the log if a hub is alive.
     pub(super) fn rest_store(&mut self) {
+        let dormant = self.hubs.dormant && !self.hubs.has_pending();
         if let Some(digest) = self.rest.missed.take() {
-            self.rest_store_entry(digest);
+            if dormant {
+                self.rest_store_entry(digest);
+            }
         }
-        let at_rest = self.active_vars.is_empty()
-            && self.modified.is_empty()
-            && self.hubs.dormant
-            && !self.hubs.has_pending()
-            && self.hubs.crowding.is_closed()
-            && !self.rest.off;
-        self.rest.logging = at_rest;
-        self.rest.vars.clear();
+        if self.rest.off {
+            return;
+        }
+        if self.active_vars.is_empty() && self.modified.is_empty() && dormant {
+            self.rest.restart();
+        } else if !dormant {
+            self.rest.logging = false;
+        }
     }
 
     fn rest_store_entry(&mut self, digest: u128) {
-        let n = self.rest.vars.len();
-        if self.touched.len() != n || !self.hubs.dormant {
-            return;
-        }
+        let n = self.touched.len();
         let words = 2 + n * 17 / 8;
         if self.rest.words + words > BUDGET_WORDS || self.rest.entries.len() >= u32::MAX as usize {
             return;
@@ -226,16 +296,13 @@ impl System {
         let mut values = Vec::with_capacity(n);
         let mut fixed = Vec::with_capacity(n);
         for &VarId(v) in &self.touched {
-            // Fewer variables than the hub threshold: a linear search is cheap, and it runs on
-            // misses only.
-            let Some(pos) = self.rest.vars.iter().position(|&a| a == v) else {
-                return;
-            };
-            if order.contains(&(pos as u32)) {
+            let var = &self.vars[v as usize];
+            // A touched variable is active, so activated since rest: in the log.
+            let pos = var.rest_pos;
+            if self.rest.vars.get(pos as usize) != Some(&v) {
                 return;
             }
-            order.push(pos as u32);
-            let var = &self.vars[v as usize];
+            order.push(pos);
             values.push(var.value);
             fixed.push(var.fixed);
         }

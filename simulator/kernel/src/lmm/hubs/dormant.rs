@@ -156,11 +156,6 @@ impl Default for Crowding {
 }
 
 impl Crowding {
-    /// No crowded period is open and no constraint is listed crowded.
-    pub(in crate::lmm) fn is_closed(&self) -> bool {
-        !self.open && self.crowd.is_empty()
-    }
-
     /// The last period's verdict: the next one wakes at its first crowded solve.
     #[cfg(test)]
     pub(in crate::lmm) fn wake_at_once(&self) -> bool {
