@@ -29,8 +29,9 @@ use std::fmt;
 pub struct KernelStats {
     /// Calls of [`System::solve`](crate::lmm::System::solve).
     pub solves: u64,
-    /// Of those, answered from rest (stored values for the same phase start, `lmm::rest`; its
-    /// own hit count, [`System::rest_counts`](crate::lmm::System::rest_counts)).
+    /// Of those, answered from rest (the values stored for the same history since the system
+    /// last had no active variable, `lmm::rest`; its own hit count,
+    /// [`System::rest_counts`](crate::lmm::System::rest_counts)).
     pub rest_hits: u64,
     /// Solves of a component on the general path (a solve may solve several).
     pub general_solves: u64,
