@@ -376,7 +376,7 @@ impl System {
 
     /// How long a crowded constraint waits for registration (`lmm::hubs::dormant`, "When to
     /// wake"): the system wakes once the general solves of a crowded period have walked `ratio`
-    /// times the active variables waking would register ([`DEFAULT_WAKE_RATIO`], 8); 0 wakes at
+    /// times the active variables waking would register ([`DEFAULT_WAKE_RATIO`], 16); 0 wakes at
     /// the first solve at which a constraint has `on` active variables. The values do not
     /// depend on it beyond rounding.
     pub fn set_wake_ratio(&mut self, ratio: u32) {
