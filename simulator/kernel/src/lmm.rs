@@ -133,7 +133,8 @@ struct Cnst {
     /// of them): an inactive variable's elements are not listed, so that solving never walks
     /// flows in their latency phase (most of a backbone's elements in a latency-bound
     /// collective), and listing or unlisting one moves only the list's last element (an
-    /// active flow's, which the solves keep in the cache).
+    /// active flow's, which the solves keep in the cache). While the solves follow a history
+    /// from rest, the moves may be made late (`rest`, "Lists moved late").
     elems: Vec<u32>,
     capacity: f64,
     remaining: f64,
@@ -264,7 +265,7 @@ impl System {
     pub fn set_selective(&mut self, selective: bool) {
         self.full_solve = !selective;
         self.memo.enabled = selective;
-        self.rest.set_enabled(selective);
+        self.rest_set_enabled(selective);
         if !selective {
             self.set_hub_thresholds(u32::MAX, u32::MAX);
         }
@@ -275,7 +276,7 @@ impl System {
     /// `false`: always fill. Forced off by `set_selective(false)`.
     pub fn set_memo(&mut self, on: bool) {
         self.memo.enabled = on && !self.full_solve;
-        self.rest.set_enabled(self.memo.enabled);
+        self.rest_set_enabled(self.memo.enabled);
     }
 
     /// `true` (default): when the solution memo is off, or its components are much larger
@@ -324,7 +325,7 @@ impl System {
         let id = self.new_variable(penalty, bound);
         if penalty > 0.0 {
             // Its elements come one by one (`expand`): not a logged activation (`rest`).
-            self.rest.interrupt();
+            self.rest_interrupt();
         }
         id
     }
@@ -447,6 +448,9 @@ impl System {
     pub fn add_variable_shaped(&mut self, penalty: f64, bound: f64, shape: ShapeId) -> VarId {
         let var = self.new_variable(penalty, bound);
         let active = penalty > 0.0;
+        if active {
+            self.flush_deferred();
+        }
         let (start, len) = self.shapes[shape.0 as usize];
         for i in start..start + len {
             let (cnst, weight) = self.shape_elems[i as usize];
@@ -515,7 +519,7 @@ impl System {
     /// weights (SHARED) or keeps the larger (FATPIPE), as SimGrid's `System::expand`.
     /// O(elements of `var`).
     pub fn expand(&mut self, cnst: CnstId, var: VarId, weight: f64) {
-        self.rest.interrupt();
+        self.rest_interrupt();
         self.unregister(var.0, false);
         self.vars[var.0 as usize].shape = NONE;
         let active = self.vars[var.0 as usize].penalty > 0.0;
@@ -536,6 +540,8 @@ impl System {
 
     /// Removes `var`; its slot may be reused. O(elements of `var`).
     pub fn remove_variable(&mut self, var: VarId) {
+        // Its elements are freed (and may be reused at once): the lists first.
+        self.flush_deferred();
         self.rest_log_removal(var.0);
         self.unregister(var.0, true);
         let mut elems = std::mem::take(&mut self.vars[var.0 as usize].elems);
@@ -580,9 +586,22 @@ impl System {
             self.rest_log_deactivation(var.0, false);
             self.unlist_active(var.0);
         } else {
-            self.rest.interrupt();
+            self.rest_interrupt();
         }
-        self.move_elems(var.0, was_active, penalty > 0.0);
+        let to_active = penalty > 0.0;
+        let mut from_active = was_active;
+        if was_active != to_active {
+            if self.rest_defers() {
+                // The lists move later, or never if the solves find this history (`rest`);
+                // the constraints are marked modified now.
+                self.rest.deferred.push((var.0, to_active));
+                from_active = to_active;
+            } else {
+                self.flush_deferred();
+                self.rest.clean = false;
+            }
+        }
+        self.move_elems(var.0, from_active, to_active);
     }
 
     /// Moves variable `v`'s elements into their constraints' active prefixes (`to_active`
@@ -620,12 +639,14 @@ impl System {
     /// Moves element `e` (of a variable becoming active) into its constraint's active prefix.
     #[inline]
     fn activate_elem(&mut self, e: u32) {
+        self.rest.clean = false;
         cross_active_boundary(&mut self.elems, &mut self.cnsts, e, true);
     }
 
     /// Moves element `e` (of a variable becoming inactive) out of the active prefix.
     #[inline]
     fn deactivate_elem(&mut self, e: u32) {
+        self.rest.clean = false;
         cross_active_boundary(&mut self.elems, &mut self.cnsts, e, false);
     }
 
@@ -637,7 +658,7 @@ impl System {
 
     /// Changes `var`'s bound (≤ 0 = unbounded).
     pub fn set_bound(&mut self, var: VarId, bound: f64) {
-        self.rest.interrupt();
+        self.rest_interrupt();
         self.unregister(var.0, false);
         if self.vars[var.0 as usize].penalty > 0.0 {
             self.want_registration(var.0);
@@ -699,6 +720,10 @@ impl System {
     /// [`System::solve`] of the changes since the last solve: the wake decision, then the
     /// values stored for the changes since rest (`rest`) or the hubs' and the general path's.
     fn solve_changes(&mut self) {
+        if self.active_vars.len() as u64 >= u64::from(self.hubs.on()) {
+            // The wake decision reads the lists' counts.
+            self.rest_stop_deferring();
+        }
         let modified = std::mem::take(&mut self.modified);
         self.crowding_step(&modified);
         self.modified = modified;

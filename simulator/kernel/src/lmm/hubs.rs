@@ -327,6 +327,11 @@ impl Default for Hubs {
 }
 
 impl Hubs {
+    /// The hub threshold `on` ([`System::set_hub_thresholds`]).
+    pub(super) fn on(&self) -> u32 {
+        self.on
+    }
+
     pub(super) fn has_pending(&self) -> bool {
         !self.pending.is_empty()
             || !self.dirty.is_empty()
@@ -361,7 +366,7 @@ impl System {
     /// below `off` (`off ≤ on`; `u32::MAX` disables hubs). Defaults 32 and 8. Takes effect at the
     /// next solve; the values do not depend on it (tests use small thresholds).
     pub fn set_hub_thresholds(&mut self, on: u32, off: u32) {
-        self.rest.interrupt();
+        self.rest_interrupt();
         self.hubs.on = on;
         self.hubs.off = off.min(on);
         if self.hubs.dormant {
@@ -380,7 +385,7 @@ impl System {
     /// the first solve at which a constraint has `on` active variables. The values do not
     /// depend on it beyond rounding.
     pub fn set_wake_ratio(&mut self, ratio: u32) {
-        self.rest.interrupt();
+        self.rest_interrupt();
         self.hubs.crowding.ratio = u64::from(ratio);
     }
 

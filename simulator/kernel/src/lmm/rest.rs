@@ -52,6 +52,18 @@
 //! same) slots in the same order and ends them in the same order: each solve is one probe and
 //! a few values written, no walk.
 //!
+//! # Lists moved late
+//! A solve the memo answers reads no list: only a miss (or a solve the memo does not serve)
+//! walks them. So while the log runs with fewer than `on` active variables and the last
+//! lookup hit, an activation or deactivation ([`System::set_penalty`]) marks its constraints
+//! modified at once but only records its element moves; they are made, in order, before
+//! anything reads or changes the lists otherwise (a miss, a solve not looked up, the wake
+//! decision with `on` active variables, an idle or active removal, a variable added active,
+//! any change that ends the log). When the system is at rest again and no element has moved
+//! since the last rest, the recorded moves are dropped: they listed and unlisted the same
+//! elements, and the lists are empty, as they were. On the 16-rank ring, whose every solve is
+//! found, no flow's elements move any more: 4 % fewer instructions.
+//!
 //! # Bounds
 //! Entries are kept while they hold at most [`BUDGET_WORDS`]; each window of
 //! [`WINDOW`](super::memo::WINDOW) lookups that hits less than one in
@@ -61,7 +73,7 @@
 //! deterministic, and [`System::set_memo`]`(false)` turns this off with the component memo.
 
 use super::memo::HitCount;
-use super::{System, VarId, NONE};
+use super::{cross_active_boundary, System, VarId, NONE};
 use rustc_hash::FxHashMap;
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -108,6 +120,17 @@ pub(super) struct RestMemo {
     words: usize,
     /// The digest of a lookup that missed, for [`System::rest_store`].
     missed: Option<u128>,
+    /// Element moves not made yet (module doc, "Lists moved late"): (variable, into the
+    /// active lists or out), in order.
+    pub(super) deferred: Vec<(u32, bool)>,
+    /// Moves may be deferred: from rest until the log ends or `on` variables are active.
+    deferring: bool,
+    /// No element has moved in the lists since the last rest (every move since is in
+    /// `deferred`): the lists are still empty.
+    pub(super) clean: bool,
+    /// The last lookup hit: the next solve is likely to hit too, so moves are deferred only
+    /// then (a miss makes them anyway, a second pass over the elements).
+    last_hit: bool,
     /// Lookups and hits (for the switch-off and tests).
     count: HitCount,
 }
@@ -125,18 +148,6 @@ impl std::fmt::Debug for RestMemo {
 }
 
 impl RestMemo {
-    /// Ends the log until the next rest (a change the history does not describe).
-    #[inline]
-    pub(super) fn interrupt(&mut self) {
-        self.logging = false;
-    }
-
-    /// Turns lookups on or off ([`System::set_memo`]).
-    pub(super) fn set_enabled(&mut self, on: bool) {
-        self.off = !on;
-        self.logging = false;
-    }
-
     /// After a window of too few hits: lookups are off and the entries are freed.
     fn switch_off(&mut self) {
         self.off = true;
@@ -148,9 +159,12 @@ impl RestMemo {
         self.batch = Vec::new();
     }
 
-    /// Starts a new history (the system is at rest).
+    /// Starts a new history (the system is at rest, its deferred moves made or dropped).
     fn restart(&mut self) {
+        debug_assert!(self.deferred.is_empty());
         self.logging = true;
+        self.deferring = true;
+        self.clean = true;
         self.digest = 0;
         self.batch.clear();
         self.vars.clear();
@@ -167,6 +181,63 @@ impl RestMemo {
 }
 
 impl System {
+    /// Ends the log until the next rest (a change the history does not describe); the
+    /// deferred moves are made first.
+    pub(super) fn rest_interrupt(&mut self) {
+        self.rest_stop_deferring();
+        self.rest.logging = false;
+    }
+
+    /// Turns lookups on or off ([`System::set_memo`]).
+    pub(super) fn rest_set_enabled(&mut self, on: bool) {
+        self.rest_interrupt();
+        self.rest.off = !on;
+    }
+
+    /// Makes the deferred element moves and defers no more until the next rest.
+    pub(super) fn rest_stop_deferring(&mut self) {
+        self.rest.deferring = false;
+        self.flush_deferred();
+    }
+
+    /// Whether an element move may be deferred now (the log runs, fewer than `on` variables
+    /// are active); stops deferring otherwise.
+    #[inline]
+    pub(super) fn rest_defers(&mut self) -> bool {
+        if !self.rest.deferring || !self.rest.last_hit {
+            return false;
+        }
+        self.rest_defers_at_count()
+    }
+
+    fn rest_defers_at_count(&mut self) -> bool {
+        if self.active_vars.len() as u64 >= u64::from(self.hubs.on()) {
+            self.rest_stop_deferring();
+            return false;
+        }
+        true
+    }
+
+    /// Makes the deferred element moves, in order.
+    #[inline]
+    pub(super) fn flush_deferred(&mut self) {
+        if !self.rest.deferred.is_empty() {
+            self.apply_deferred();
+        }
+    }
+
+    fn apply_deferred(&mut self) {
+        self.rest.clean = false;
+        let mut ops = std::mem::take(&mut self.rest.deferred);
+        for &(v, to_active) in &ops {
+            for &e in self.vars[v as usize].elems.iter() {
+                cross_active_boundary(&mut self.elems, &mut self.cnsts, e, to_active);
+            }
+        }
+        ops.clear();
+        self.rest.deferred = ops;
+    }
+
     /// (lookups, hits) of solves along a history from rest since the system was made (module
     /// `lmm::rest`).
     pub fn rest_counts(&self) -> (u64, u64) {
@@ -182,7 +253,7 @@ impl System {
         }
         let var = &self.vars[v as usize];
         if var.shape == NONE || self.rest.vars.len() >= MAX_LOGGED {
-            self.rest.logging = false;
+            self.rest_interrupt();
             return;
         }
         let words = [
@@ -204,7 +275,7 @@ impl System {
         let pos = self.vars[v as usize].rest_pos;
         // Every variable active while the log runs was activated since rest, in the log.
         if self.rest.vars.get(pos as usize) != Some(&v) {
-            self.rest.logging = false;
+            self.rest_interrupt();
             return;
         }
         let kind = if removed { REMOVAL } else { DEACTIVATION };
@@ -220,7 +291,7 @@ impl System {
         if var.penalty > 0.0 {
             self.rest_log_deactivation(v, true);
         } else if var.shape == NONE {
-            self.rest.logging = false;
+            self.rest_interrupt();
         } else {
             // Its elements are not listed, but their constraints go to `modified`.
             let shape = u64::from(var.shape);
@@ -237,24 +308,29 @@ impl System {
         let r = &mut self.rest;
         r.missed = None;
         if !r.logging {
+            debug_assert!(r.deferred.is_empty(), "moves deferred without a log");
             return false;
         }
         r.fold();
         if r.off || !self.hubs.dormant || self.hubs.has_pending() || self.full_solve {
+            self.flush_deferred();
             return false;
         }
         let digest = r.digest;
         let found = r.index.get(&digest).copied();
         if r.count.record(found.is_some()) {
-            r.switch_off();
-        }
-        if r.off {
+            self.rest_interrupt();
+            self.rest.switch_off();
             return false;
         }
+        self.rest.last_hit = found.is_some();
         let Some(i) = found else {
-            r.missed = Some(digest);
+            // The ordinary solve reads the lists.
+            self.flush_deferred();
+            self.rest.missed = Some(digest);
             return false;
         };
+        let r = &mut self.rest;
         let e = &r.entries[i as usize];
         for k in 0..e.order.len() {
             let v = r.vars[e.order[k] as usize];
@@ -283,9 +359,16 @@ impl System {
             return;
         }
         if self.active_vars.is_empty() && self.modified.is_empty() && dormant {
+            if self.rest.clean {
+                // Every move since the last rest is deferred: they list and unlist the same
+                // elements (no variable is active now), so the lists are empty as they were.
+                self.rest.deferred.clear();
+            } else {
+                self.flush_deferred();
+            }
             self.rest.restart();
         } else if !dormant {
-            self.rest.logging = false;
+            self.rest_interrupt();
         }
     }
 
