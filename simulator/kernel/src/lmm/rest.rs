@@ -200,17 +200,13 @@ impl System {
         self.flush_deferred();
     }
 
-    /// Whether an element move may be deferred now (the log runs, fewer than `on` variables
-    /// are active); stops deferring otherwise.
+    /// Whether an element move may be deferred now (the log runs, the last lookup hit, fewer
+    /// than `on` variables are active); stops deferring at `on` active variables.
     #[inline]
     pub(super) fn rest_defers(&mut self) -> bool {
         if !self.rest.deferring || !self.rest.last_hit {
             return false;
         }
-        self.rest_defers_at_count()
-    }
-
-    fn rest_defers_at_count(&mut self) -> bool {
         if self.active_vars.len() as u64 >= u64::from(self.hubs.on()) {
             self.rest_stop_deferring();
             return false;
