@@ -19,6 +19,8 @@ pub(super) struct Run {
     /// Absolute index of `entries[0]`.
     base: u32,
     live: usize,
+    /// The key of the last entry appended, 0 (below every key) while the run is empty.
+    tail_key: u64,
 }
 
 impl Run {
@@ -33,15 +35,36 @@ impl Run {
         self.entries.get(self.head)
     }
 
-    /// True if `e` may be appended: after the last entry, or the run is empty.
+    /// True if `e`, a new entry (its `seq` above every entry's, [`super::IndexedHeap::set`]),
+    /// may be appended: the run is empty or `e` comes after its last entry, which with a
+    /// larger `seq` means a key no smaller.
     #[inline]
     pub(super) fn accepts(&self, e: &Entry) -> bool {
-        self.live == 0 || self.entries.last().is_none_or(|last| last.before(e))
+        e.key >= self.tail_key
     }
 
     /// Appends `e` (which it [`Run::accepts`]); `pos` is the heap's position index, written
     /// with `tag | absolute index` for `e` (and for every live entry if they are renumbered).
+    #[inline]
     pub(super) fn push(&mut self, e: Entry, pos: &mut [u32], tag: u32) {
+        if self.live == 0
+            || (self.head >= 1024 && self.head * 2 >= self.entries.len())
+            || self.base + self.entries.len() as u32 >= INDEX_LIMIT
+        {
+            self.make_room(pos, tag);
+        }
+        pos[e.id as usize] = tag | (self.base + self.entries.len() as u32);
+        self.entries.push(e);
+        self.live += 1;
+        self.tail_key = e.key;
+    }
+
+    /// [`Run::push`]'s upkeep, before an append: an empty run restarts at the front, a consumed
+    /// prefix of at least 1,024 entries and half the run is dropped, and absolute indices are
+    /// renumbered from 0 before they reach [`INDEX_LIMIT`].
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, pos: &mut [u32], tag: u32) {
         if self.live == 0 {
             // Empty: restart at the front (absolute indices go on growing).
             self.base += self.entries.len() as u32;
@@ -62,9 +85,6 @@ impl Run {
                 }
             }
         }
-        pos[e.id as usize] = tag | (self.base + self.entries.len() as u32);
-        self.entries.push(e);
-        self.live += 1;
     }
 
     /// The entry at absolute index `abs`.
@@ -78,6 +98,7 @@ impl Run {
         pos[self.entries[i].id as usize] = ABSENT;
         self.entries[i].id = GONE;
         self.live -= 1;
+        self.emptied();
         self.skip_gone();
     }
 
@@ -87,8 +108,17 @@ impl Run {
         pos[e.id as usize] = ABSENT;
         self.head += 1;
         self.live -= 1;
+        self.emptied();
         self.skip_gone();
         e
+    }
+
+    /// An empty run accepts any entry.
+    #[inline]
+    fn emptied(&mut self) {
+        if self.live == 0 {
+            self.tail_key = 0;
+        }
     }
 
     #[inline]
