@@ -81,15 +81,8 @@ impl System {
     }
 
     pub(super) fn count_changed(&mut self, c: u32) {
-        let reg = &mut self.cnsts[c as usize].reg;
-        let crossing = match reg.hub {
-            None => reg.n_active >= self.hubs.on,
-            Some(_) => reg.n_active < self.hubs.off || self.hubs.on == u32::MAX,
-        };
-        if crossing && !reg.count_dirty {
-            reg.count_dirty = true;
-            self.hubs.count_dirty.push(c);
-        }
+        let (on, off) = (self.hubs.on, self.hubs.off);
+        note_count(&mut self.cnsts[c as usize].reg, c, on, off, &mut self.hubs.count_dirty);
     }
 
     pub(super) fn is_clean(&self, c: u32) -> bool {
@@ -156,14 +149,18 @@ impl System {
         // variable's own list (a flow has 5 or 6; re-reading the list through `self` at each
         // element cost more than the copy).
         let ids: SmallVec<[u32; 8]> = SmallVec::from_slice(&self.vars[v as usize].elems);
-        for &e in &ids {
-            let el = self.elems[e as usize];
-            let c = el.cnst;
+        let mut next = 0;
+        while next < ids.len() {
             if let (Some(h), true) = (hub, fx) {
-                if self.member_on_clean(h, c, el.weight, p, sign) {
-                    continue;
+                next += self.members_on_clean(h, &ids[next..], p, sign);
+                if next == ids.len() {
+                    break;
                 }
             }
+            let e = ids[next];
+            next += 1;
+            let el = self.elems[e as usize];
+            let c = el.cnst;
             if self.cnsts[c as usize].reg.cut {
                 self.cut_registration(v, e, sign);
             }
@@ -232,79 +229,98 @@ impl System {
         }
     }
 
-    /// The common cases of [`System::apply_registration`], in one pass over `c`: a member of
-    /// hub `h` (with finite terms) on an uncut SHARED constraint that carries no variable outside
-    /// a hub and no other hub's member, (a) arriving on a constraint with no registered variable
-    /// (the constraint becomes a clean neighbour of `h`), (b) arriving or leaving among other
-    /// members of `h` (it stays clean), or (c) the last member leaving (nothing registered is
-    /// left). Each is the general case's count, member, neighbour and usage updates, offer
-    /// floor (lowered by arrivals only), dirty mark and count check, without the unclean
-    /// bookkeeping that cannot change
-    /// (same values; `recompute_usage` of a constraint whose only registered variable is this
-    /// one is its one term). Returns `false`, changing nothing, in any other case.
+    /// The common cases of [`System::apply_registration`] for the leading elements `ids` of a
+    /// member of hub `h` (with finite terms), each in one pass over its constraint `c`: an
+    /// uncut SHARED constraint that carries no variable outside a hub and no other hub's
+    /// member, where the member (a) arrives on a constraint with no registered variable (the
+    /// constraint becomes a clean neighbour of `h`), (b) arrives or leaves among other members
+    /// of `h` (it stays clean), or (c) leaves as the last one (nothing registered is left).
+    /// Each is the general case's count, member, neighbour and usage updates, offer floor
+    /// (lowered by arrivals only), dirty mark and count check, without the unclean
+    /// bookkeeping that cannot change (same values; `recompute_usage` of a constraint whose
+    /// only registered variable is this one is its one term). Returns how many leading
+    /// elements it took, stopping (with nothing changed for it) at the first in any other
+    /// case. The system's fields are borrowed apart, so that the loop keeps the arenas in
+    /// registers across its writes.
     #[inline]
-    fn member_on_clean(&mut self, h: u32, c: u32, weight: f64, p: f64, sign: i32) -> bool {
-        let cn = &mut self.cnsts[c as usize];
-        let reg = &mut cn.reg;
-        if cn.sharing != Sharing::Shared || reg.cut || reg.n_unhubbed != 0 {
-            return false;
-        }
-        let t = known_term(weight, p);
-        match (reg.hubs.len(), sign > 0) {
-            // (a) the first registered variable: `h`'s new clean neighbour (or its own hub).
-            (0, true) if reg.n_active == 0 && reg.hub.is_none_or(|own| own == h) => {
-                reg.n_active = 1;
-                reg.hubs
-                    .push(first_member_entry(&mut self.hubs.list[h as usize], h, c));
-                reg.usage = ExactSum::default();
-                reg.usage.add(t);
+    fn members_on_clean(&mut self, h: u32, ids: &[u32], p: f64, sign: i32) -> usize {
+        let System {
+            elems, cnsts, hubs, ..
+        } = self;
+        let (elems, cnsts) = (&elems[..], &mut cnsts[..]);
+        let (on, off) = (hubs.on, hubs.off);
+        let super::Hubs {
+            list,
+            dirty,
+            count_dirty,
+            ..
+        } = hubs;
+        for (taken, &e) in ids.iter().enumerate() {
+            let el = &elems[e as usize];
+            let c = el.cnst;
+            let cn = &mut cnsts[c as usize];
+            let reg = &mut cn.reg;
+            if cn.sharing != Sharing::Shared || reg.cut || reg.n_unhubbed != 0 {
+                return taken;
             }
-            (1, _) if reg.hubs[0].hub == h => {
-                if sign > 0 {
-                    reg.n_active += 1;
-                    reg.hubs[0].members += 1;
+            let t = known_term(el.weight, p);
+            let hub = &mut list[h as usize];
+            match (reg.hubs.len(), sign > 0) {
+                // (a) the first registered variable: `h`'s new clean neighbour (or its own hub).
+                (0, true) if reg.n_active == 0 && reg.hub.is_none_or(|own| own == h) => {
+                    reg.n_active = 1;
+                    reg.hubs.push(first_member_entry(hub, h, c));
+                    reg.usage = ExactSum::default();
                     reg.usage.add(t);
-                } else if reg.hubs[0].members > 1 {
-                    reg.n_active -= 1;
-                    reg.hubs[0].members -= 1;
-                    reg.usage.add(-t);
-                } else {
-                    // (c) the last one leaves: no offer, no hub entry.
-                    let pos = reg.hubs[0].pos;
-                    reg.n_active -= 1;
-                    reg.hubs.clear();
-                    if !reg.tracked() || reg.n_active == 0 {
-                        reg.usage = ExactSum::default();
-                    } else {
+                }
+                (1, _) if reg.hubs[0].hub == h => {
+                    if sign > 0 {
+                        reg.n_active += 1;
+                        reg.hubs[0].members += 1;
+                        reg.usage.add(t);
+                    } else if reg.hubs[0].members > 1 {
+                        reg.n_active -= 1;
+                        reg.hubs[0].members -= 1;
                         reg.usage.add(-t);
+                    } else {
+                        // (c) the last one leaves: no offer, no hub entry.
+                        let pos = reg.hubs[0].pos;
+                        reg.n_active -= 1;
+                        reg.hubs.clear();
+                        if !reg.tracked() || reg.n_active == 0 {
+                            reg.usage = ExactSum::default();
+                        } else {
+                            reg.usage.add(-t);
+                        }
+                        if pos != u32::MAX {
+                            remove_neighbour_of(hub, cnsts, h, pos);
+                        }
+                        note_count(&mut cnsts[c as usize].reg, c, on, off, count_dirty);
+                        continue;
                     }
-                    if pos != u32::MAX {
-                        self.remove_neighbour(h, pos);
-                    }
-                    self.count_changed(c);
-                    return true;
+                }
+                _ => return taken,
+            }
+            // An arrival lowers the offer C/Σ: the hub's offer floor follows. A departure
+            // raises it, and the floor, a lower bound of the offers, stays one.
+            if sign > 0 {
+                let usage = reg.usage.value();
+                let offer = if usage > 0.0 {
+                    cn.capacity / usage
+                } else {
+                    f64::INFINITY
+                };
+                if hub.cnst != c && reg.exception_of != h {
+                    hub.offer_floor = hub.offer_floor.min(offer);
                 }
             }
-            _ => return false,
-        }
-        // An arrival lowers the offer C/Σ: the hub's offer floor follows. A departure raises
-        // it, and the floor, a lower bound of the offers, stays one.
-        if sign > 0 {
-            let usage = reg.usage.value();
-            let offer = if usage > 0.0 {
-                cn.capacity / usage
-            } else {
-                f64::INFINITY
-            };
-            let exception_of = reg.exception_of;
-            let hub = &mut self.hubs.list[h as usize];
-            if hub.cnst != c && exception_of != h {
-                hub.offer_floor = hub.offer_floor.min(offer);
+            if !hub.dirty {
+                hub.dirty = true;
+                dirty.push(h);
             }
+            note_count(reg, c, on, off, count_dirty);
         }
-        self.hubs.mark_dirty(h);
-        self.count_changed(c);
-        true
+        ids.len()
     }
 
     /// Σ w/p over the registered variables of `c` with finite terms, from scratch.
@@ -324,23 +340,7 @@ impl System {
 
     /// Takes the neighbour at `pos` out of hub `h`'s list; the last one takes its place.
     pub(super) fn remove_neighbour(&mut self, h: u32, pos: u32) {
-        let hub = &mut self.hubs.list[h as usize];
-        let gone = hub.neighbours[pos as usize];
-        if self.cnsts[gone as usize].reg.exception_of == h {
-            self.cnsts[gone as usize].reg.exception_of = NO_HUB;
-            let i = hub.exceptions.iter().position(|&c| c == gone);
-            hub.exceptions
-                .swap_remove(i.expect("an exception is listed by its hub"));
-        }
-        let list = &mut hub.neighbours;
-        list.swap_remove(pos as usize);
-        if let Some(&moved) = list.get(pos as usize) {
-            for e in self.cnsts[moved as usize].reg.hubs.iter_mut() {
-                if e.hub == h {
-                    e.pos = pos;
-                }
-            }
-        }
+        remove_neighbour_of(&mut self.hubs.list[h as usize], &mut self.cnsts, h, pos);
     }
 
     /// The hub variable `v` would register with, as (constraint, hub): the live (not cut) hub
@@ -527,5 +527,42 @@ impl System {
             self.register(v);
         }
         self.modified.push(c);
+    }
+}
+
+/// Lists constraint `c` (bookkeeping `reg`) in `count_dirty` when its count of active
+/// variables crossed the hub thresholds `on` (no hub yet) or `off` (a hub), or hubs are
+/// disabled (`on` = `u32::MAX`).
+#[inline]
+fn note_count(reg: &mut super::CnstReg, c: u32, on: u32, off: u32, count_dirty: &mut Vec<u32>) {
+    let crossing = match reg.hub {
+        None => reg.n_active >= on,
+        Some(_) => reg.n_active < off || on == u32::MAX,
+    };
+    if crossing && !reg.count_dirty {
+        reg.count_dirty = true;
+        count_dirty.push(c);
+    }
+}
+
+/// Takes the neighbour at `pos` out of hub `h`'s (`hub`) list; the last one takes its place
+/// (its entry for `h` in `cnsts` learns its new position), and a neighbour that was one of the
+/// hub's exceptions leaves them.
+fn remove_neighbour_of(hub: &mut Hub, cnsts: &mut [crate::lmm::Cnst], h: u32, pos: u32) {
+    let gone = hub.neighbours[pos as usize];
+    if cnsts[gone as usize].reg.exception_of == h {
+        cnsts[gone as usize].reg.exception_of = NO_HUB;
+        let i = hub.exceptions.iter().position(|&c| c == gone);
+        hub.exceptions
+            .swap_remove(i.expect("an exception is listed by its hub"));
+    }
+    let list = &mut hub.neighbours;
+    list.swap_remove(pos as usize);
+    if let Some(&moved) = list.get(pos as usize) {
+        for e in cnsts[moved as usize].reg.hubs.iter_mut() {
+            if e.hub == h {
+                e.pos = pos;
+            }
+        }
     }
 }
