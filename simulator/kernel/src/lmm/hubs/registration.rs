@@ -82,7 +82,13 @@ impl System {
 
     pub(super) fn count_changed(&mut self, c: u32) {
         let (on, off) = (self.hubs.on, self.hubs.off);
-        note_count(&mut self.cnsts[c as usize].reg, c, on, off, &mut self.hubs.count_dirty);
+        note_count(
+            &mut self.cnsts[c as usize].reg,
+            c,
+            on,
+            off,
+            &mut self.hubs.count_dirty,
+        );
     }
 
     pub(super) fn is_clean(&self, c: u32) -> bool {
