@@ -229,6 +229,17 @@ struct Hub {
     uncut_serial: u32,
 }
 
+impl Hub {
+    /// Lists this hub (`h`) in `dirty`, the hubs to evaluate, unless it is there already.
+    #[inline]
+    fn mark_dirty(&mut self, h: u32, dirty: &mut Vec<u32>) {
+        if !self.dirty {
+            self.dirty = true;
+            dirty.push(h);
+        }
+    }
+}
+
 impl Default for Hub {
     fn default() -> Self {
         Hub {
@@ -345,11 +356,7 @@ impl Hubs {
     }
 
     fn mark_dirty(&mut self, h: u32) {
-        let hub = &mut self.list[h as usize];
-        if !hub.dirty {
-            hub.dirty = true;
-            self.dirty.push(h);
-        }
+        self.list[h as usize].mark_dirty(h, &mut self.dirty);
     }
 
     fn mark_changed(&mut self, h: u32) {

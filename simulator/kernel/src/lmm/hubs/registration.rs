@@ -135,13 +135,7 @@ impl System {
     /// C_c / Σ w/p of a tracked constraint (+∞ for a FATPIPE one or a zero usage: such a
     /// constraint is unclean or never saturates first).
     pub(super) fn offer(&self, c: u32) -> f64 {
-        let cn = &self.cnsts[c as usize];
-        let usage = cn.reg.usage.value();
-        if cn.sharing == Sharing::Shared && usage > 0.0 {
-            cn.capacity / usage
-        } else {
-            f64::INFINITY
-        }
+        offer_of(&self.cnsts[c as usize])
     }
 
     /// Adds (`sign = 1`) or removes (`-1`) variable `v`'s registration on each of its
@@ -309,22 +303,18 @@ impl System {
             }
             // An arrival lowers the offer C/Σ: the hub's offer floor follows. A departure
             // raises it, and the floor, a lower bound of the offers, stays one.
-            if sign > 0 {
-                let usage = reg.usage.value();
+            // (`offer_of` without its SHARED test, which this case has passed.)
+            if sign > 0 && hub.cnst != c && cn.reg.exception_of != h {
+                let usage = cn.reg.usage.value();
                 let offer = if usage > 0.0 {
                     cn.capacity / usage
                 } else {
                     f64::INFINITY
                 };
-                if hub.cnst != c && reg.exception_of != h {
-                    hub.offer_floor = hub.offer_floor.min(offer);
-                }
+                hub.offer_floor = hub.offer_floor.min(offer);
             }
-            if !hub.dirty {
-                hub.dirty = true;
-                dirty.push(h);
-            }
-            note_count(reg, c, on, off, count_dirty);
+            hub.mark_dirty(h, dirty);
+            note_count(&mut cn.reg, c, on, off, count_dirty);
         }
         ids.len()
     }
@@ -533,6 +523,18 @@ impl System {
             self.register(v);
         }
         self.modified.push(c);
+    }
+}
+
+/// C_c / Σ w/p of a tracked constraint `cn` (+∞ for a FATPIPE one or a zero usage: such a
+/// constraint is unclean or never saturates first).
+#[inline]
+fn offer_of(cn: &crate::lmm::Cnst) -> f64 {
+    let usage = cn.reg.usage.value();
+    if cn.sharing == Sharing::Shared && usage > 0.0 {
+        cn.capacity / usage
+    } else {
+        f64::INFINITY
     }
 }
 
