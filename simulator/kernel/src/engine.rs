@@ -205,6 +205,16 @@ impl Engine {
         }
     }
 
+    /// Makes room for `links` more links and `cpus` more CPUs ([`Engine::add_link`],
+    /// [`Engine::add_cpu`]), so that a platform of thousands of hosts is added without
+    /// growing (copying) the constraint arrays again and again.
+    pub fn reserve(&mut self, links: usize, cpus: usize) {
+        self.link_cnst.reserve(links);
+        self.link_bw.reserve(links);
+        self.cpus.reserve(cpus);
+        self.lmm.reserve_constraints(links + cpus);
+    }
+
     /// Forces full re-solves (debug/reference mode) instead of incremental ones.
     pub fn set_full_solve(&mut self, full: bool) {
         self.lmm.set_selective(!full);

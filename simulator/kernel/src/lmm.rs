@@ -303,6 +303,13 @@ impl System {
         (self.memo.count.lookups, self.memo.count.hits)
     }
 
+    /// Makes room for `n` more constraints ([`System::add_constraint`]).
+    pub fn reserve_constraints(&mut self, n: usize) {
+        self.cnsts.reserve(n);
+        self.cnst_mark.reserve(n);
+        self.modified_stamp.reserve(n);
+    }
+
     /// Adds a constraint of `capacity` (in the resource's unit per second). O(1).
     pub fn add_constraint(&mut self, capacity: f64, sharing: Sharing) -> CnstId {
         self.cnsts.push(Cnst {

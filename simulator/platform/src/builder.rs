@@ -173,6 +173,22 @@ impl Builder {
         Ok(zone_id)
     }
 
+    /// Makes room for `hosts` more hosts (and their netpoints in `zone`) and `links` more
+    /// links: a `<cluster>` of thousands of hosts then fills its tables without growing
+    /// (rehashing, copying) them again and again.
+    pub(crate) fn reserve(&mut self, zone: ZoneId, hosts: usize, links: usize) {
+        let p = &mut self.p;
+        p.hosts.reserve(hosts);
+        p.host_netpoints.reserve(hosts);
+        p.host_by_name.reserve(hosts);
+        p.netpoints.reserve(hosts);
+        p.zones[zone].vertices.reserve(hosts);
+        self.np_by_name.reserve(hosts);
+        p.links.reserve(links);
+        p.link_props.reserve(links);
+        p.link_by_name.reserve(links);
+    }
+
     /// `NetZoneImpl::create_host`.
     pub(crate) fn create_host(
         &mut self,

@@ -190,8 +190,11 @@ impl Builder {
     }
 
     fn cluster_flat(&mut self, args: ClusterArgs, loc: &Loc) -> Result<(), PlatformError> {
-        let zone = self.new_zone(&args.id, Routing::Star(StarRouting::default()), loc)?;
+        let mut star = StarRouting::default();
+        star.reserve(args.radicals.len());
+        let zone = self.new_zone(&args.id, Routing::Star(star), loc)?;
         self.p.zones[zone].props = args.props.clone();
+        self.reserve(zone, args.radicals.len(), args.radicals.len() * 4 + 1);
         let backbone = if args.bb_bw > 0.0 || args.bb_lat > 0.0 {
             Some(self.create_link(
                 &format!("{}_backbone", args.id),
@@ -438,6 +441,8 @@ impl Builder {
                     }),
                     loc,
                 )?;
+                let hosts = total.min(args.radicals.len());
+                self.reserve(zone, hosts, hosts.saturating_mul(2 * n_dims + 2));
                 for i in 0..total {
                     let (vertex, _, _) = self.fill_leaf(zone, &args, i, loc)?;
                     let position = self
@@ -466,6 +471,8 @@ impl Builder {
                 let routing = FatTreeRouting::new(levels, down, up, count);
                 let total = routing.leaf_count();
                 let zone = self.new_zone(&args.id, Routing::FatTree(routing), loc)?;
+                let hosts = total.min(args.radicals.len());
+                self.reserve(zone, hosts, hosts.saturating_mul(4));
                 for i in 0..total {
                     let (_, loopback, limiter) = self.fill_leaf(zone, &args, i, loc)?;
                     let position = self.fat_tree_position;

@@ -12,6 +12,7 @@ pub mod datatype;
 pub mod error;
 pub mod line_memo;
 pub mod lines;
+pub mod listed;
 pub mod parse;
 pub mod reader;
 pub mod stream;

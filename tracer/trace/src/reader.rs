@@ -14,6 +14,7 @@ use crate::action::{Action, CommId, Rank};
 use crate::error::{TraceError, TraceErrorKind};
 use crate::line_memo::{self, LineMemo};
 use crate::lines::LineReader;
+use crate::listed::{self, Kind, Kinds};
 use crate::parse::{fields, parse_line_in, rank_field};
 use crate::stream::{ActionStream, Event, TraceSet};
 
@@ -45,7 +46,10 @@ impl TraceSource {
         }
         let mut lines = LineReader::new(File::open(path).map_err(io)?, 64 * 1024);
         let base = path.parent().unwrap_or(Path::new(""));
-        let mut entries = Vec::new();
+        // The entries with their list lines, then their kinds (`listed`: one listing of a
+        // directory holding many of them rather than a `stat` each; a list may name 65,536
+        // files).
+        let mut listed: Vec<(u64, String, PathBuf)> = Vec::new();
         for i in 0u64.. {
             let line = match lines.next_line() {
                 Ok(Some(line)) => line,
@@ -56,40 +60,45 @@ impl TraceSource {
             if trimmed.is_empty() || trimmed.starts_with('#') {
                 continue;
             }
-            if entries.is_empty() && looks_like_action(trimmed) {
+            if listed.is_empty() && looks_like_action(trimmed) {
                 return Ok(TraceSource::Shared(path.to_path_buf()));
             }
-            // One stat per entry (a list may name 65,536 files): the path against the list's
-            // directory, else as written.
-            let candidate = base.join(trimmed);
-            let (resolved, meta) = match std::fs::metadata(&candidate) {
-                Ok(m) => (candidate, Ok(m)),
-                Err(_) => {
-                    let p = PathBuf::from(trimmed);
-                    let m = std::fs::metadata(&p);
-                    (p, m)
+            listed.push((i + 1, trimmed.to_string(), base.join(trimmed)));
+        }
+        let kinds = Kinds::new(listed.iter().map(|(_, _, p)| p.as_path()));
+        let mut entries = Vec::with_capacity(listed.len());
+        for (line, trimmed, candidate) in listed {
+            // The path against the list's directory, else as written.
+            let (resolved, kind) = match kinds.kind(&candidate) {
+                Kind::Missing => {
+                    let p = PathBuf::from(&trimmed);
+                    let k = listed::stat(&p);
+                    (p, k)
                 }
+                k => (candidate, k),
             };
-            let Ok(meta) = meta else {
-                return Err(TraceError::new(
-                    path,
-                    i + 1,
-                    TraceErrorKind::Malformed {
-                        action: "list file".into(),
-                        expected: format!(
-                            "an existing trace file path, '{trimmed}' does not exist"
-                        ),
-                    },
-                ));
-            };
-            if meta.is_dir() {
-                return Err(TraceError::new(
-                    path,
-                    i + 1,
-                    TraceErrorKind::IsDirectory(resolved),
-                ));
+            match kind {
+                Kind::File => entries.push(resolved),
+                Kind::Dir => {
+                    return Err(TraceError::new(
+                        path,
+                        line,
+                        TraceErrorKind::IsDirectory(resolved),
+                    ))
+                }
+                Kind::Missing => {
+                    return Err(TraceError::new(
+                        path,
+                        line,
+                        TraceErrorKind::Malformed {
+                            action: "list file".into(),
+                            expected: format!(
+                                "an existing trace file path, '{trimmed}' does not exist"
+                            ),
+                        },
+                    ))
+                }
             }
-            entries.push(resolved);
         }
         match entries.len() {
             0 => Err(TraceError::new(
@@ -134,23 +143,31 @@ impl TraceSource {
         };
         let file =
             File::open(&path).map_err(|e| TraceError::new(&path, 0, TraceErrorKind::Io(e)))?;
-        // The open file's own metadata (no second path lookup): a directory opens on Unix.
-        let len = match file.metadata() {
-            Ok(m) if m.is_dir() => {
-                return Err(TraceError::new(
-                    &path,
-                    0,
-                    TraceErrorKind::IsDirectory(path.clone()),
-                ))
-            }
-            Ok(m) => m.len(),
-            Err(_) => u64::MAX,
-        };
         // A block no larger than the file: thousands of small rank files read in one call
         // each, without 64 KiB apiece of buffers; and no larger than the rank's share of
         // [`BLOCK_BUDGET_BYTES`], since every rank's stream is open at once.
-        let share = (BLOCK_BUDGET_BYTES / u64::from(nranks.max(1))).clamp(4096, 64 * 1024);
-        let block = len.saturating_add(1).clamp(4096, share) as usize;
+        let share = (BLOCK_BUDGET_BYTES / u64::from(nranks.max(1))).clamp(MIN_BLOCK, 64 * 1024);
+        // The open file's own metadata (no second path lookup) gives its length and whether it
+        // is a directory (which opens on Unix). From 4,096 ranks the block is the smallest
+        // whatever the length, and a listed path was checked by [`TraceSource::open`]: no
+        // `fstat` for each of thousands of files (a directory named otherwise fails at its
+        // first read, `EISDIR`).
+        let len = if share > MIN_BLOCK || shared {
+            match file.metadata() {
+                Ok(m) if m.is_dir() => {
+                    return Err(TraceError::new(
+                        &path,
+                        0,
+                        TraceErrorKind::IsDirectory(path.clone()),
+                    ))
+                }
+                Ok(m) => m.len(),
+                Err(_) => u64::MAX,
+            }
+        } else {
+            u64::MAX
+        };
+        let block = len.saturating_add(1).clamp(MIN_BLOCK, share) as usize;
         Ok(RankReader {
             lines: LineReader::new(file, block),
             path,
@@ -164,6 +181,9 @@ impl TraceSource {
         })
     }
 }
+
+/// The smallest read block (bytes).
+const MIN_BLOCK: u64 = 4096;
 
 /// The read blocks of all ranks' streams together, at most (each at least 4 KiB, at most 64 KiB).
 /// A replay opens every rank's stream at once, and a block larger than the file holds the

@@ -44,6 +44,11 @@ pub(crate) struct StarRouting {
 }
 
 impl StarRouting {
+    /// Makes room for `vertices` more routes.
+    pub(crate) fn reserve(&mut self, vertices: usize) {
+        self.routes.reserve(vertices);
+    }
+
     /// Sets the loopback of vertex `v` (a route from a component to itself).
     pub(crate) fn set_loopback(&mut self, v: usize, links: Vec<LinkId>) {
         self.routes.entry(v).or_default().loopback = links;

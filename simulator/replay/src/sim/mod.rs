@@ -175,6 +175,7 @@ impl<'p> Simulation<'p> {
         cfg: ReplayConfig,
     ) -> Result<Self, ReplayError> {
         let mut engine = Engine::new(cfg.net.clone());
+        engine.reserve(platform.links().len(), platform.hosts().len());
         for link in platform.links() {
             engine.add_link(
                 link.bandwidth_bytes_per_sec,
