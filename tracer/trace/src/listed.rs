@@ -16,7 +16,6 @@
 //! names, a few `getdents64` calls) and answers the 4,096 entries from it; a list of 3 entries
 //! stats each.
 
-use std::collections::HashMap as StdHashMap;
 use std::ffi::OsString;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
@@ -54,7 +53,7 @@ enum Typed {
 pub struct Kinds {
     /// Listings by directory; `None`: the directory is not listed (few entries, unreadable,
     /// or too large).
-    listings: HashMap<PathBuf, Option<StdHashMap<OsString, Typed>>>,
+    listings: HashMap<PathBuf, Option<HashMap<OsString, Typed>>>,
 }
 
 impl Kinds {
@@ -122,8 +121,8 @@ fn split(path: &Path) -> Option<(&Path, &std::ffi::OsStr)> {
 }
 
 /// The names in `dir` with their kinds, `None` if it cannot be read or holds more than `cap`.
-fn list(dir: &Path, cap: usize) -> Option<StdHashMap<OsString, Typed>> {
-    let mut names = StdHashMap::new();
+fn list(dir: &Path, cap: usize) -> Option<HashMap<OsString, Typed>> {
+    let mut names = HashMap::default();
     for entry in fs::read_dir(dir).ok()? {
         let entry = entry.ok()?;
         if names.len() >= cap {
