@@ -183,14 +183,18 @@ impl TraceSource {
 }
 
 /// The smallest read block (bytes).
-const MIN_BLOCK: u64 = 4096;
+const MIN_BLOCK: u64 = 1024;
 
-/// The read blocks of all ranks' streams together, at most (each at least 4 KiB, at most 64 KiB).
+/// The read blocks of all ranks' streams together, at most (each at least 1 KiB, at most 64 KiB).
 /// A replay opens every rank's stream at once, and a block larger than the file holds the
 /// whole file: at 4,096 ranks the stencil of `validation/bench` (10 KB per rank) kept 40 MB of
-/// trace text in memory, which a fresh process pays for in page faults. 16 MiB gives 64 KiB
-/// blocks up to 256 ranks and 4 KiB from 4,096.
-pub const BLOCK_BUDGET_BYTES: u64 = 16 << 20;
+/// trace text in memory, which a fresh process pays for in page faults. 4 MiB gives 64 KiB
+/// blocks up to 64 ranks, 4 KiB at 1,024 and 1 KiB from 4,096: the decoder thread makes more
+/// reads, and the replay shares the last-level cache with less of the trace's text (16 MiB
+/// before: at 1,024 ranks the decoder's instructions 462 -> 442 M and the simulated 2 MiB
+/// cache's misses of both threads 15.8 -> 15.3 M, `validation/bench/cachesim.sh`, the
+/// replay's thread unchanged; at 4,096 ranks 50.0 -> 49.4 M misses).
+pub const BLOCK_BUDGET_BYTES: u64 = 4 << 20;
 
 fn looks_like_action(line: &str) -> bool {
     let mut f = fields(line);
