@@ -53,8 +53,14 @@ pub const FIRST_BATCH: usize = 4;
 pub const BUDGET_EVENTS: usize = 1 << 18;
 
 /// A decoded event or the error that ended its stream, boxed: the error (80 bytes) would make
-/// every queued item larger than the event (56 bytes, one cache line).
-type Item = Result<Event, Box<TraceError>>;
+/// every queued item larger than the event (56 bytes, one cache line). Stored as the very type
+/// [`AheadStream::next_event_boxed`] returns (never `Ok(None)`), so that handing an event out
+/// is one copy of the whole item: converting `Result<Event, _>` rewrote its tag and copied the
+/// fields one by one, and the replay's wider loads of the copy could not be forwarded from
+/// those stores (a stall per event).
+type Item = Result<Option<Event>, Box<TraceError>>;
+
+const _: () = assert!(std::mem::size_of::<Item>() == 56);
 
 struct Batch {
     items: Vec<Item>,
@@ -237,7 +243,7 @@ fn decode(shared: &Shared, streams: Vec<Box<dyn ActionStream>>, batch: usize) {
         let mut last = false;
         while items.len() < size {
             match s.next_event() {
-                Ok(Some(e)) => items.push(Ok(e)),
+                Ok(Some(e)) => items.push(Ok(Some(e))),
                 Ok(None) => {
                     last = true;
                     break;
@@ -289,7 +295,8 @@ impl TraceSet for DecodeAhead {
             shared: Arc::clone(&self.shared),
             rank,
             origin: self.origins[rank as usize].clone(),
-            items: Vec::new().into_iter(),
+            items: Vec::new(),
+            next: 0,
             foreign_lines: 0,
             ended: false,
         }))
@@ -305,8 +312,10 @@ struct AheadStream {
     shared: Arc<Shared>,
     rank: Rank,
     origin: PathBuf,
-    /// The current batch's events not yet taken (a pointer bump per event).
-    items: std::vec::IntoIter<Item>,
+    /// The current batch; `items[next..]` are not taken yet (an index bump per event; a taken
+    /// item's slot holds `Ok(None)`).
+    items: Vec<Item>,
+    next: usize,
     foreign_lines: u64,
     ended: bool,
 }
@@ -329,7 +338,8 @@ impl AheadStream {
                 if wake {
                     self.shared.decoder.notify_one();
                 }
-                self.items = b.items.into_iter();
+                self.items = b.items;
+                self.next = 0;
                 self.foreign_lines = b.foreign_lines;
                 self.ended = b.last;
                 return Ok(());
@@ -367,8 +377,10 @@ impl ActionStream for AheadStream {
     /// The decoded items hold their errors boxed already.
     fn next_event_boxed(&mut self) -> Result<Option<Event>, Box<TraceError>> {
         loop {
-            if let Some(item) = self.items.next() {
-                return item.map(Some);
+            if let Some(slot) = self.items.get_mut(self.next) {
+                self.next += 1;
+                // The whole item moved out as it is (see [`Item`]).
+                return std::mem::replace(slot, Ok(None));
             }
             if self.ended {
                 return Ok(None);
@@ -388,7 +400,7 @@ impl ActionStream for AheadStream {
     fn prefetch_next(&self) {
         // The next events a rank reads in one run (a wake-up typically reads two or three:
         // compute, send, recv), each line they span.
-        for item in self.items.as_slice().iter().take(PREFETCH_EVENTS) {
+        for item in self.items[self.next..].iter().take(PREFETCH_EVENTS) {
             let p = item as *const Item as *const u8;
             let size = std::mem::size_of::<Item>();
             let mut off = 0;

@@ -431,8 +431,12 @@ impl<'p> Simulation<'p> {
                 self.finished += 1;
                 return Ok(());
             }
-            match st.reader.next_event_boxed().map_err(|e| *e)? {
-                None => {
+            // Matched as it comes (no `?` on it): the `Try` conversion copied the event into
+            // another stack slot with loads straddling the callee's stores, which the CPU
+            // cannot forward (a stall per event; the decoded item's layout, `ahead::Item`).
+            match st.reader.next_event_boxed() {
+                Err(e) => return Err((*e).into()),
+                Ok(None) => {
                     st.eof = true;
                     // Leftover requests: wait for all of them (SimGrid 3.32 waits only the last
                     // of each key, reference §4.7; we do not drop the others).
@@ -441,7 +445,7 @@ impl<'p> Simulation<'p> {
                         st.steps.push_back(Step::WaitStore);
                     }
                 }
-                Some(mut ev) => {
+                Ok(Some(mut ev)) => {
                     shift_ranks(&mut ev.action, self.jobs[st.job as usize].first_rank);
                     st.actions += 1;
                     self.actions += 1;
