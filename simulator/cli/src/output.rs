@@ -55,7 +55,8 @@ pub fn text(r: &Report) -> String {
     s
 }
 
-/// [`fmt_secs`] as a `Display` that honours width and alignment, without a `String` per value.
+/// A time in seconds as [`fmt_secs`] writes it, as a `Display` that honours width and alignment
+/// (a table's columns) without a `String` per value.
 struct Secs(f64);
 
 impl std::fmt::Display for Secs {
@@ -104,17 +105,9 @@ impl std::fmt::Write for SmallText {
 
 /// Seconds with 12 decimals; beyond 1e9 s or below 1e-9 s (non-zero) in scientific notation
 /// with 12 significant digits, so that a huge time is not printed with 300 digits; an infinite or
-/// NaN time (the sum of the bursts overflowed) is named as such.
+/// NaN time (the sum of the bursts overflowed) is named as such ([`Secs`]).
 pub(crate) fn fmt_secs(x: f64) -> String {
-    if x.is_nan() {
-        "overflow (NaN)".to_string()
-    } else if x.is_infinite() {
-        "overflow (inf)".to_string()
-    } else if x != 0.0 && !(1e-9..1e9).contains(&x.abs()) {
-        format!("{x:.11e}")
-    } else {
-        format!("{x:.12}")
-    }
+    Secs(x).to_string()
 }
 
 /// The report's times that are infinite or NaN, named (a JSON report cannot hold them: JSON has

@@ -194,6 +194,7 @@ impl Builder {
         star.reserve(args.radicals.len());
         let zone = self.new_zone(&args.id, Routing::Star(star), loc)?;
         self.p.zones[zone].props = args.props.clone();
+        // Per host at most a loopback, a limiter and a private link's two halves; one backbone.
         self.reserve(zone, args.radicals.len(), args.radicals.len() * 4 + 1);
         let backbone = if args.bb_bw > 0.0 || args.bb_lat > 0.0 {
             Some(self.create_link(

@@ -150,14 +150,19 @@ mod tests {
         d
     }
 
+    /// Creates the files `names` in `d`, each holding `text`.
+    fn files(d: &Path, names: impl IntoIterator<Item = String>, text: &str) {
+        for name in names {
+            fs::write(d.join(name), text).unwrap();
+        }
+    }
+
     /// Every answer from a listing equals `stat`'s: files, a directory, missing names, a
     /// symbolic link to a file and one to a directory, a trailing `/` and `..`.
     #[test]
     fn listing_answers_as_stat_does() {
         let d = scratch("same");
-        for i in 0..20 {
-            fs::write(d.join(format!("rank-{i}.txt")), "0 init\n").unwrap();
-        }
+        files(&d, (0..20).map(|i| format!("rank-{i}.txt")), "0 init\n");
         fs::create_dir(d.join("sub")).unwrap();
         #[cfg(unix)]
         {
@@ -203,18 +208,18 @@ mod tests {
     #[test]
     fn small_shares_are_stat_ed() {
         let d = scratch("few");
-        for i in 0..3 {
-            fs::write(d.join(format!("r{i}")), "").unwrap();
-        }
+        files(&d, (0..3).map(|i| format!("r{i}")), "");
         let paths: Vec<PathBuf> = (0..3).map(|i| d.join(format!("r{i}"))).collect();
         let kinds = Kinds::new(paths.iter().map(PathBuf::as_path));
         assert!(kinds.listings.is_empty());
         assert_eq!(kinds.kind(&paths[2]), Kind::File);
         // 16 entries in a directory of 16 * 64 + 1 names: too large, stat'ed.
         let big = scratch("big");
-        for i in 0..(LISTING_FROM * LISTING_RATIO + 1) {
-            fs::write(big.join(format!("f{i}")), "").unwrap();
-        }
+        files(
+            &big,
+            (0..=LISTING_FROM * LISTING_RATIO).map(|i| format!("f{i}")),
+            "",
+        );
         let paths: Vec<PathBuf> = (0..LISTING_FROM)
             .map(|i| big.join(format!("f{i}")))
             .collect();
