@@ -34,6 +34,7 @@
 //! batch of 2 or 8 did no better). The order of each rank's events is unchanged.
 
 use std::collections::VecDeque;
+use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -62,8 +63,51 @@ type Item = Result<Option<Event>, Box<TraceError>>;
 
 const _: () = assert!(std::mem::size_of::<Item>() == 56);
 
+/// A batch's items, taken in order: `slots[next..]` are not taken yet, a taken slot holds
+/// `Ok(None)`. The slots are `ManuallyDrop` and [`Items`]' drop drops the untaken ones only, so
+/// that freeing a batch whose items were all taken reads none of them back (a `Vec<Item>`'s
+/// drop reads every slot's tag: at thousands of ranks the batch has left the cache by then,
+/// a miss per item). Taking an item stays an index check and one copy (see [`Item`]).
+struct Items {
+    slots: Vec<ManuallyDrop<Item>>,
+    next: usize,
+}
+
+impl Items {
+    fn with_capacity(n: usize) -> Self {
+        Items {
+            slots: Vec::with_capacity(n),
+            next: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    fn push(&mut self, item: Item) {
+        self.slots.push(ManuallyDrop::new(item));
+    }
+
+    /// The items not taken yet.
+    fn rest(&self) -> &[ManuallyDrop<Item>] {
+        &self.slots[self.next..]
+    }
+}
+
+impl Drop for Items {
+    fn drop(&mut self) {
+        for slot in &mut self.slots[self.next..] {
+            drop(ManuallyDrop::into_inner(std::mem::replace(
+                slot,
+                ManuallyDrop::new(Ok(None)),
+            )));
+        }
+    }
+}
+
 struct Batch {
-    items: Vec<Item>,
+    items: Items,
     /// The stream's [`ActionStream::foreign_lines`] after the batch.
     foreign_lines: u64,
     /// The stream ended (or failed) with this batch.
@@ -239,7 +283,7 @@ fn decode(shared: &Shared, streams: Vec<Box<dyn ActionStream>>, batch: usize) {
         };
         let size = next_size[rank];
         next_size[rank] = (size * 2).min(batch);
-        let mut items = Vec::with_capacity(size);
+        let mut items = Items::with_capacity(size);
         let mut last = false;
         while items.len() < size {
             match s.next_event() {
@@ -295,8 +339,7 @@ impl TraceSet for DecodeAhead {
             shared: Arc::clone(&self.shared),
             rank,
             origin: self.origins[rank as usize].clone(),
-            items: Vec::new(),
-            next: 0,
+            items: Items::with_capacity(0),
             foreign_lines: 0,
             ended: false,
         }))
@@ -312,10 +355,8 @@ struct AheadStream {
     shared: Arc<Shared>,
     rank: Rank,
     origin: PathBuf,
-    /// The current batch; `items[next..]` are not taken yet (an index bump per event; a taken
-    /// item's slot holds `Ok(None)`).
-    items: Vec<Item>,
-    next: usize,
+    /// The current batch.
+    items: Items,
     foreign_lines: u64,
     ended: bool,
 }
@@ -339,7 +380,6 @@ impl AheadStream {
                     self.shared.decoder.notify_one();
                 }
                 self.items = b.items;
-                self.next = 0;
                 self.foreign_lines = b.foreign_lines;
                 self.ended = b.last;
                 return Ok(());
@@ -377,10 +417,14 @@ impl ActionStream for AheadStream {
     /// The decoded items hold their errors boxed already.
     fn next_event_boxed(&mut self) -> Result<Option<Event>, Box<TraceError>> {
         loop {
-            if let Some(slot) = self.items.get_mut(self.next) {
-                self.next += 1;
+            let items = &mut self.items;
+            if let Some(slot) = items.slots.get_mut(items.next) {
+                items.next += 1;
                 // The whole item moved out as it is (see [`Item`]).
-                return std::mem::replace(slot, Ok(None));
+                return ManuallyDrop::into_inner(std::mem::replace(
+                    slot,
+                    ManuallyDrop::new(Ok(None)),
+                ));
             }
             if self.ended {
                 return Ok(None);
@@ -400,8 +444,8 @@ impl ActionStream for AheadStream {
     fn prefetch_next(&self) {
         // The next events a rank reads in one run (a wake-up typically reads two or three:
         // compute, send, recv), each line they span.
-        for item in self.items[self.next..].iter().take(PREFETCH_EVENTS) {
-            let p = item as *const Item as *const u8;
+        for item in self.items.rest().iter().take(PREFETCH_EVENTS) {
+            let p = item as *const ManuallyDrop<Item> as *const u8;
             let size = std::mem::size_of::<Item>();
             let mut off = 0;
             while off < size {

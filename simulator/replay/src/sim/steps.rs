@@ -118,7 +118,15 @@ impl Simulation<'_> {
             Step::WaitStore => {
                 let mut reqs = std::mem::take(&mut self.wait_reqs);
                 reqs.clear();
-                reqs.extend(self.ranks[r as usize].store.drain(..).filter_map(|s| s.req));
+                // A plain copy and a clear: `drain(..).filter_map` grew the vector per item.
+                let store = &mut self.ranks[r as usize].store;
+                reqs.reserve(store.len());
+                for s in store.iter() {
+                    if let Some(q) = s.req {
+                        reqs.push(q);
+                    }
+                }
+                store.clear();
                 self.wait_on(r, &reqs, now);
                 self.wait_reqs = reqs;
             }
