@@ -102,14 +102,32 @@ def generate(workload, n, iters, out, topology):
     return total
 
 
+def cpu_pressure_us():
+    """The machine's cumulated CPU pressure, µs: the time during which at least one runnable
+    task waited for a CPU (`/proc/pressure/cpu`, line `some`, field `total`; Linux PSI). None
+    where the kernel does not provide it."""
+    try:
+        for line in open("/proc/pressure/cpu"):
+            if line.startswith("some"):
+                return int(line.split("total=")[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def timed_run(cmd, cwd, log, timeout):
     """Runs cmd through `timed` under /usr/bin/time; returns (wall s, peak KiB, stdout, stderr,
-    ok)."""
+    ok, usage), usage a dict of the run's CPU time `cpu_s` (user + sys, s, all threads) and
+    `cpu_wait` (the share of its wall time during which some runnable task of the machine
+    waited for a CPU, from /proc/pressure/cpu; None without PSI). On a 2-core VM shared with
+    other work a replay's two threads (decoder and replay) then share one core: the runs whose
+    `cpu_wait` is high measured that, not the code."""
     tfile = log + ".time"
     # `timeout` signals its whole process group, so SimGrid's smpimain (a grandchild of smpirun)
     # dies with it; python's own timeout is a last resort.
-    shell = (f'. "{PRIORITY}"; timed /usr/bin/time -o "{tfile}" -f "%M" '
+    shell = (f'. "{PRIORITY}"; timed /usr/bin/time -o "{tfile}" -f "%M %U %S" '
              f'timeout -k 5 {int(timeout)} ' + " ".join(f"'{c}'" for c in cmd))
+    psi0 = cpu_pressure_us()
     t0 = time.perf_counter()
     try:
         p = subprocess.run(["bash", "-c", shell], cwd=cwd, capture_output=True, text=True,
@@ -119,14 +137,26 @@ def timed_run(cmd, cwd, log, timeout):
     except subprocess.TimeoutExpired as e:
         ok, out, err = False, "", f"timeout after {timeout} s\n{e.stderr or ''}"
     wall = time.perf_counter() - t0
+    psi1 = cpu_pressure_us()
+    usage = {"cpu_s": None, "cpu_wait": None}
+    if psi0 is not None and psi1 is not None and wall > 0:
+        usage["cpu_wait"] = (psi1 - psi0) / 1e6 / wall
     rss = None
     try:
-        rss = int(open(tfile).read().split()[-1])
+        fields = open(tfile).read().split()
+        rss = int(fields[-3])
+        usage["cpu_s"] = float(fields[-2]) + float(fields[-1])
     except (OSError, ValueError, IndexError):
         pass
     with open(log, "w") as f:
         f.write(out + "\n---- stderr ----\n" + (err if isinstance(err, str) else ""))
-    return wall, rss, out, err if isinstance(err, str) else "", ok
+    return wall, rss, out, err if isinstance(err, str) else "", ok, usage
+
+
+def median_of(values):
+    """The median of the values that are not None, or None."""
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
 
 
 def simgrid_time(err):
@@ -214,11 +244,11 @@ def main():
 
                 def run(tool, cmd, cap, read_time, i):
                     """One timed run; records it and returns whether it succeeded in time."""
-                    w, rss, out, err, ok = timed_run(cmd, d, os.path.join(d, f"{tool}{i}.log"),
-                                                     cap)
+                    w, rss, out, err, ok, use = timed_run(
+                        cmd, d, os.path.join(d, f"{tool}{i}.log"), cap)
                     t = read_time(out, err) if ok else None
                     if ok and t and w <= cap:
-                        runs[tool].append((w, rss))
+                        runs[tool].append((w, rss, use["cpu_s"], use["cpu_wait"]))
                         sims[tool] = t
                         return True
                     return False
@@ -238,16 +268,23 @@ def main():
                         continue
                     wall = statistics.median(r[0] for r in runs[tool])
                     rss = max((r[1] or 0) for r in runs[tool])
+                    cpu = median_of(r[2] for r in runs[tool])
+                    wait = median_of(r[3] for r in runs[tool])
                     rows.append({
                         "workload": workload, "platform": platform, "ranks": n,
                         "iterations": iters, "actions": actions, "tool": tool,
                         "runs": len(runs[tool]), "wall_s": f"{wall:.4f}",
                         "actions_per_s": f"{actions / wall:.0f}",
                         "peak_mib": f"{rss / 1024:.1f}", "sim_time_s": sims[tool],
+                        "cpu_s": "" if cpu is None else f"{cpu:.4f}",
+                        "cpu_wait": "" if wait is None else f"{wait:.3f}",
                     })
                     print(f"   {tool:8s}: median {wall:.3f} s over {len(runs[tool])} runs, "
                           f"{actions / wall:,.0f} actions/s, peak {rss / 1024:.0f} MiB, "
-                          f"simulated {sims[tool]} s", flush=True)
+                          f"simulated {sims[tool]} s"
+                          + ("" if cpu is None else f", CPU {cpu:.3f} s")
+                          + ("" if wait is None else f", CPU wait {100 * wait:.0f} %"),
+                          flush=True)
                 if n in PAIR_RANKS and runs["timeless"]:
                     pair[n] = (d, tl_cmd, actions)
                 elif not a.keep:
@@ -265,13 +302,15 @@ def main():
 def scaling_pair(workload, platform, pair, a):
     """Times timeless on the PAIR_RANKS points alternately (module doc); returns the CSV row."""
     walls = {n: [] for n in PAIR_RANKS}
+    waits = {n: [] for n in PAIR_RANKS}
     for i in range(a.pair_repeat):
         for n in PAIR_RANKS:
             d, cmd, _ = pair[n]
-            w, _, out, _, ok = timed_run(cmd, d, os.path.join(d, f"pair{i}.log"),
-                                         a.timeless_cap)
+            w, _, out, _, ok, use = timed_run(cmd, d, os.path.join(d, f"pair{i}.log"),
+                                              a.timeless_cap)
             if ok and timeless_time(out):
                 walls[n].append(w)
+                waits[n].append(use["cpu_wait"])
     small, large = PAIR_RANKS
     row = {"workload": workload, "platform": platform, "small_ranks": small,
            "large_ranks": large, "runs": min(len(walls[small]), len(walls[large]))}
@@ -282,7 +321,11 @@ def scaling_pair(workload, platform, pair, a):
                     "small_actions": pair[small][2], "large_actions": pair[large][2],
                     "ratio": f"{ratio:.3f}",
                     "small_runs_s": " ".join(f"{x:.3f}" for x in walls[small]),
-                    "large_runs_s": " ".join(f"{x:.3f}" for x in walls[large])})
+                    "large_runs_s": " ".join(f"{x:.3f}" for x in walls[large]),
+                    "small_cpu_wait": " ".join("" if x is None else f"{x:.2f}"
+                                               for x in waits[small]),
+                    "large_cpu_wait": " ".join("" if x is None else f"{x:.2f}"
+                                               for x in waits[large])})
         print(f"== {workload} {platform}: {small} and {large} ranks alternated {row['runs']} "
               f"times: medians {ws:.3f} / {wl:.3f} s, actions/s ratio {ratio:.3f}", flush=True)
     return row
@@ -292,7 +335,7 @@ def write_pairs(pairs, out):
     os.makedirs(out, exist_ok=True)
     fields = ["workload", "platform", "small_ranks", "large_ranks", "runs", "small_actions",
               "large_actions", "small_wall_s", "large_wall_s", "ratio", "small_runs_s",
-              "large_runs_s"]
+              "large_runs_s", "small_cpu_wait", "large_cpu_wait"]
     with open(os.path.join(out, "scaling_pairs.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
@@ -302,7 +345,7 @@ def write_pairs(pairs, out):
 def write_outputs(rows, out, commit, final=False):
     os.makedirs(out, exist_ok=True)
     fields = ["workload", "platform", "ranks", "iterations", "actions", "tool", "runs", "wall_s",
-              "actions_per_s", "peak_mib", "sim_time_s"]
+              "actions_per_s", "peak_mib", "sim_time_s", "cpu_s", "cpu_wait"]
     with open(os.path.join(out, "scaling.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()

@@ -42,7 +42,11 @@ def main():
         "",
         "Wall times are medians of runs alternated SG TL SG TL ... through `timed` (see README.md);"
         " peak RSS is the largest `/usr/bin/time %M` of those runs. ratio = SG wall / TL wall;"
-        " rel diff = |TL - SG| / SG on the simulated times.",
+        " rel diff = |TL - SG| / SG on the simulated times. TL CPU s: timeless's CPU time (user +"
+        " sys, both threads; median). CPU wait: the share of each tool's wall time during which"
+        " some runnable task of the machine waited for a CPU (/proc/pressure/cpu `some`, median"
+        " of the runs): near 0 when the replay had both cores, high when other work took one"
+        " and timeless's decoder and replay threads shared the other.",
         "",
     ]
     checks = []
@@ -52,13 +56,17 @@ def main():
     for (workload, plat), keys in groups.items():
         lines += [f"## {workload} on `{plat}`", "",
                   "| ranks | actions | SG wall s | TL wall s | ratio | SG act/s | TL act/s |"
-                  " SG MiB | TL MiB | SG sim s | TL sim s | rel diff |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  " SG MiB | TL MiB | SG sim s | TL sim s | rel diff | TL CPU s | CPU wait SG / TL |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for key in keys:
             p = points[key]
             sg, tl = p.get("simgrid"), p.get("timeless")
             actions = (tl or sg)["actions"]
             cell = lambda r, f: r[f] if r else "n/a"  # noqa: E731
+            # Columns that CSV files of runs before they were recorded lack.
+            opt = lambda r, f: (r.get(f) or "n/a") if r else "n/a"  # noqa: E731
+            pct = lambda r: (f"{100 * float(r['cpu_wait']):.0f} %"  # noqa: E731
+                             if r and r.get("cpu_wait") else "n/a")
             ratio = rel = "n/a"
             if sg and tl:
                 ratio = f"{float(sg['wall_s']) / float(tl['wall_s']):.1f}"
@@ -69,7 +77,8 @@ def main():
                 f"| {key[2]} | {actions} | {cell(sg, 'wall_s')} | {cell(tl, 'wall_s')} | {ratio} |"
                 f" {cell(sg, 'actions_per_s')} | {cell(tl, 'actions_per_s')} |"
                 f" {cell(sg, 'peak_mib')} | {cell(tl, 'peak_mib')} | {cell(sg, 'sim_time_s')} |"
-                f" {cell(tl, 'sim_time_s')} | {rel} |")
+                f" {cell(tl, 'sim_time_s')} | {rel} | {opt(tl, 'cpu_s')} |"
+                f" {pct(sg)} / {pct(tl)} |")
         lines.append("")
     lines += ["## Targets (issue 12)", ""]
 
