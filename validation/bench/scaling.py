@@ -8,8 +8,9 @@
 For every (workload, platform, ranks) point it generates the traces (one file per rank, SimGrid
 3.32's TI format), then times SimGrid (`smpirun -replay`) and timeless (`timeless simulate`)
 alternately, SG TL SG TL ..., `--repeat` times each, every run through
-validation/calibration/priority.sh's `timed` (own autogroup at nice -19) under /usr/bin/time
-(peak RSS). SimGrid is skipped at a point once a smaller point of the same workload and platform
+validation/calibration/priority.sh's `timed` (own autogroup at nice -19), timed by walltime.py
+around the command alone (not the shell and wrappers that start it: about 9 ms a run), with
+/usr/bin/time for the peak RSS and CPU time. SimGrid is skipped at a point once a smaller point of the same workload and platform
 took longer than `--simgrid-cap` seconds, or after its first run there exceeds the cap. Results:
 OUT/scaling.csv (one row per point and tool: medians; points with more ranks than the
 open-file limit allows are replayed by timeless from the compressed trace, `timeless compress
@@ -37,6 +38,7 @@ within minutes; the 65,536-rank stencil runs 10 iterations, as the issue asks.
 
 import argparse
 import csv
+import json
 import math
 import os
 import shutil
@@ -51,6 +53,7 @@ sys.path.insert(0, HERE)
 import stencil_gen  # noqa: E402
 
 PRIORITY = os.path.join(ROOT, "validation", "calibration", "priority.sh")
+WALLTIME = os.path.join(HERE, "walltime.py")
 
 # The points of the scaling target: actions/s at the second against the first.
 PAIR_RANKS = (64, 4096)
@@ -122,11 +125,16 @@ def timed_run(cmd, cwd, log, timeout):
     waited for a CPU, from /proc/pressure/cpu; None without PSI). On a 2-core VM shared with
     other work a replay's two threads (decoder and replay) then share one core: the runs whose
     `cpu_wait` is high measured that, not the code."""
-    tfile = log + ".time"
-    # `timeout` signals its whole process group, so SimGrid's smpimain (a grandchild of smpirun)
-    # dies with it; python's own timeout is a last resort.
-    shell = (f'. "{PRIORITY}"; timed /usr/bin/time -o "{tfile}" -f "%M %U %S" '
-             f'timeout -k 5 {int(timeout)} ' + " ".join(f"'{c}'" for c in cmd))
+    tfile, wfile = log + ".time", log + ".wall"
+    for f in (tfile, wfile):
+        if os.path.exists(f):
+            os.remove(f)
+    # The clock is walltime.py's, around the command alone (its doc: the shell, `timed` and
+    # the interpreter start before it); it signals the command's whole session at the
+    # deadline, so SimGrid's smpimain (a grandchild of smpirun) dies with it; python's own
+    # timeout below is a last resort.
+    shell = (f'. "{PRIORITY}"; timed "{sys.executable}" "{WALLTIME}" "{wfile}" {int(timeout)} '
+             f'/usr/bin/time -o "{tfile}" -f "%M %U %S" ' + " ".join(f"'{c}'" for c in cmd))
     psi0 = cpu_pressure_us()
     t0 = time.perf_counter()
     try:
@@ -136,11 +144,15 @@ def timed_run(cmd, cwd, log, timeout):
         out, err = p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         ok, out, err = False, "", f"timeout after {timeout} s\n{e.stderr or ''}"
-    wall = time.perf_counter() - t0
+    outer = time.perf_counter() - t0
     psi1 = cpu_pressure_us()
+    try:
+        wall = float(json.load(open(wfile))["wall_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        wall = outer  # the timer did not report (a failed start): the outer clock
     usage = {"cpu_s": None, "cpu_wait": None}
-    if psi0 is not None and psi1 is not None and wall > 0:
-        usage["cpu_wait"] = (psi1 - psi0) / 1e6 / wall
+    if psi0 is not None and psi1 is not None and outer > 0:
+        usage["cpu_wait"] = (psi1 - psi0) / 1e6 / outer
     rss = None
     try:
         fields = open(tfile).read().split()
