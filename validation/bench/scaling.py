@@ -10,8 +10,9 @@ For every (workload, platform, ranks) point it generates the traces (one file pe
 alternately, SG TL SG TL ..., `--repeat` times each, every run through
 validation/calibration/priority.sh's `timed` (own autogroup at nice -19), timed by walltime.py
 around the command alone (not the shell and wrappers that start it: about 9 ms a run), with
-/usr/bin/time for the peak RSS and CPU time. SimGrid is skipped at a point once a smaller point of the same workload and platform
-took longer than `--simgrid-cap` seconds, or after its first run there exceeds the cap. Results:
+/usr/bin/time for the peak RSS and CPU time. SimGrid is skipped at a point once a smaller
+point of the same workload and platform took longer than `--simgrid-cap` seconds, or after its
+first run there exceeds the cap. Results:
 OUT/scaling.csv (one row per point and tool: medians; points with more ranks than the
 open-file limit allows are replayed by timeless from the compressed trace, `timeless compress
 --precision 0`, and not by SimGrid), OUT/SCALING.md (tables, the issue's targets

@@ -98,12 +98,15 @@ impl Items {
 impl Drop for Items {
     fn drop(&mut self) {
         for slot in &mut self.slots[self.next..] {
-            drop(ManuallyDrop::into_inner(std::mem::replace(
-                slot,
-                ManuallyDrop::new(Ok(None)),
-            )));
+            drop(take_slot(slot));
         }
     }
+}
+
+/// Moves slot's item out whole (see [`Item`]), leaving `Ok(None)`, which holds nothing.
+#[inline(always)]
+fn take_slot(slot: &mut ManuallyDrop<Item>) -> Item {
+    ManuallyDrop::into_inner(std::mem::replace(slot, ManuallyDrop::new(Ok(None))))
 }
 
 struct Batch {
@@ -420,11 +423,7 @@ impl ActionStream for AheadStream {
             let items = &mut self.items;
             if let Some(slot) = items.slots.get_mut(items.next) {
                 items.next += 1;
-                // The whole item moved out as it is (see [`Item`]).
-                return ManuallyDrop::into_inner(std::mem::replace(
-                    slot,
-                    ManuallyDrop::new(Ok(None)),
-                ));
+                return take_slot(slot);
             }
             if self.ended {
                 return Ok(None);

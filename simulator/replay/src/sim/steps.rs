@@ -118,14 +118,9 @@ impl Simulation<'_> {
             Step::WaitStore => {
                 let mut reqs = std::mem::take(&mut self.wait_reqs);
                 reqs.clear();
-                // A plain copy and a clear: `drain(..).filter_map` grew the vector per item.
+                // Copied, then cleared: `drain(..)` cost more than the copy.
                 let store = &mut self.ranks[r as usize].store;
-                reqs.reserve(store.len());
-                for s in store.iter() {
-                    if let Some(q) = s.req {
-                        reqs.push(q);
-                    }
-                }
+                reqs.extend(store.iter().filter_map(|s| s.req));
                 store.clear();
                 self.wait_on(r, &reqs, now);
                 self.wait_reqs = reqs;
