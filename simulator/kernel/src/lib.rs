@@ -9,6 +9,7 @@ pub mod factors;
 pub mod heap;
 pub mod lmm;
 pub mod precision;
+pub mod prefetch;
 pub mod stats;
 
 pub use engine::{ActivityId, Engine, NetworkConfig, PathId};

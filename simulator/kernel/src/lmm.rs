@@ -77,6 +77,7 @@ use smallvec::SmallVec;
 mod general;
 mod hubs;
 mod memo;
+mod prefetch;
 mod region;
 mod rest;
 

@@ -79,6 +79,20 @@ impl Paths {
         self.list.len()
     }
 
+    /// Prefetches path `path`'s record (a cache hint; nothing for [`NO_PATH`](super::NO_PATH)).
+    #[inline]
+    pub(super) fn prefetch(&self, path: u32) {
+        if let Some(p) = self.list.get(path as usize) {
+            crate::prefetch::prefetch(p);
+        }
+    }
+
+    /// The variable parked on path `path` (an activity's path index), if any.
+    #[inline]
+    pub(super) fn parked_on(&self, path: u32) -> Option<VarId> {
+        self.list.get(path as usize).and_then(|p| p.parked)
+    }
+
     /// The variable parked on path `p`, if any.
     #[cfg(test)]
     pub(super) fn parked(&self, p: PathId) -> Option<VarId> {

@@ -35,6 +35,15 @@ impl Run {
         self.entries.get(self.head)
     }
 
+    /// The id of the entry `d` places behind the front, `None` past the end or if removed.
+    #[inline]
+    pub(super) fn id_ahead(&self, d: usize) -> Option<u32> {
+        self.entries
+            .get(self.head + d)
+            .map(|e| e.id)
+            .filter(|&id| id != GONE)
+    }
+
     /// True if `e`, a new entry (its `seq` above every entry's, [`super::IndexedHeap::set`]),
     /// may be appended: the run is empty or `e` comes after its last entry, which with a
     /// larger `seq` means a key no smaller.

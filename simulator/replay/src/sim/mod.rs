@@ -72,9 +72,10 @@ use crate::report::{CallInfo, Observer, Report};
 /// Distance in the ready queue between the stages of [`Simulation::prefetch_ready`].
 const PREFETCH_AHEAD: usize = 4;
 
-/// Replays of fewer ranks skip [`Simulation::prefetch_ready`]: their ranks' states (352 bytes
-/// each, 90 KB at 256 ranks) stay in the core's 512 KB-1 MB L2 cache from one turn to the next,
-/// so the hints only cost their instructions (0.6 % of the 16-rank ring's).
+/// Replays of fewer ranks skip [`Simulation::prefetch_ready`] and the engine's prefetch along
+/// its event heap (`Engine::set_prefetching`): their ranks' states (352 bytes each, 90 KB at
+/// 256 ranks) and flows stay in the core's 512 KB-1 MB L2 cache from one turn to the next, so
+/// the hints only cost their instructions (0.6 % of the 16-rank ring's).
 const PREFETCH_FROM_RANKS: usize = 256;
 
 /// Bytes SMPI adds to every message (reference §12.1).
@@ -307,6 +308,7 @@ impl<'p> Simulation<'p> {
         let mut next_progress = 1u64 << 16;
         let slicing = self.slices.is_some();
         let prefetching = n >= PREFETCH_FROM_RANKS;
+        self.engine.set_prefetching(prefetching);
         loop {
             while let Some(r) = self.ready.pop_front() {
                 if prefetching {
