@@ -39,8 +39,9 @@
 //! is then 2.25 + (30 − 10)/m for the m of that time.
 
 use crate::factors::PiecewiseFactor;
-use crate::heap::IndexedHeap;
+use crate::heap::{IndexedHeap, RUNS};
 use crate::lmm::{CnstId, GroupId, Sharing, System, VarId};
+use crate::prefetch::prefetch;
 
 mod cpu;
 mod group;
@@ -101,7 +102,7 @@ const NO_CPU: u32 = u32::MAX;
 /// [`Activity::path`] of an activity that is not a transfer.
 const NO_PATH: u32 = u32::MAX;
 /// Distance (in pops) of the first stage of [`Engine::prefetch_upcoming`] from the runs' fronts.
-const PREFETCH_STAGES: usize = 4;
+const PREFETCH_STAGES: usize = 3;
 
 #[derive(Debug, Clone)]
 struct Activity {
@@ -569,6 +570,9 @@ impl Engine {
                 Phase::Running | Phase::Sleeping => self.finish(a, done),
                 Phase::Group => {
                     let g = act.group;
+                    if self.prefetching {
+                        self.prefetch_members(g);
+                    }
                     let clock = &mut self.groups[g as usize];
                     let (_, member) = clock.members.pop().expect("a scheduled group has members");
                     self.acts[member as usize].group = NO_GROUP;
@@ -583,42 +587,58 @@ impl Engine {
 
     /// Software prefetch along the event heap's runs (a cache hint, no effect on results): with
     /// thousands of flows the records an event's handling reads (the activity, its path, the
-    /// variable, the variable's elements) have left the cache since the event was scheduled,
-    /// each a pointer away from the one before. So at each pop the entry [`PREFETCH_STAGES`]
-    /// places behind each run's front has its activity fetched, the next one its path, the
-    /// next its variable (the path's parked one for a latency end, the activity's own for a
-    /// flow's end), the next its variable's elements: each stage reads only what the stage
-    /// before brought in at the previous pop.
+    /// variable it changes) have left the cache since the event was scheduled, each a pointer
+    /// away from the one before. So at each pop the entry [`PREFETCH_STAGES`] places behind
+    /// each run's front has its activity fetched, the one before it its path (a latency end),
+    /// the one before that its variable (the path's parked one for a latency end, the
+    /// activity's own for a flow's end): each stage reads only what the stage before brought
+    /// in at the previous pop. The addresses of the first stage are not checked: a prefetch
+    /// never faults.
+    #[inline]
     fn prefetch_upcoming(&self) {
-        use crate::prefetch::prefetch;
-        let act = |id: Option<u32>| id.and_then(|a| self.acts.get(a as usize));
-        for id in self.heap.run_ids_ahead(PREFETCH_STAGES) {
-            if let Some(a) = act(id) {
-                prefetch(a);
-            }
-        }
-        for id in self.heap.run_ids_ahead(PREFETCH_STAGES - 1) {
-            if let Some(a) = act(id) {
+        for r in 0..RUNS {
+            let far = self.heap.run_id_at(r, PREFETCH_STAGES);
+            prefetch(self.acts.as_ptr().wrapping_add(far as usize));
+            if let Some(a) = self
+                .acts
+                .get(self.heap.run_id_at(r, PREFETCH_STAGES - 1) as usize)
+            {
                 if a.phase == Phase::Latency {
                     self.paths.prefetch(a.path);
                 }
             }
-        }
-        let var_of = |id: Option<u32>| {
-            act(id).and_then(|a| match a.phase {
-                Phase::Latency => self.paths.parked_on(a.path),
-                Phase::Running => a.var,
-                _ => None,
-            })
-        };
-        for id in self.heap.run_ids_ahead(PREFETCH_STAGES - 2) {
-            if let Some(v) = var_of(id) {
-                self.lmm.prefetch_var(v);
+            if let Some(a) = self
+                .acts
+                .get(self.heap.run_id_at(r, PREFETCH_STAGES - 2) as usize)
+            {
+                let var = match a.phase {
+                    Phase::Latency => self.paths.parked_on(a.path),
+                    Phase::Running => a.var,
+                    _ => None,
+                };
+                if let Some(v) = var {
+                    self.lmm.prefetch_var(v);
+                }
             }
         }
-        for id in self.heap.run_ids_ahead(PREFETCH_STAGES - 3) {
-            if let Some(v) = var_of(id) {
-                self.lmm.prefetch_elems(v);
+    }
+
+    /// [`Engine::prefetch_upcoming`] for the members of group `g`, which complete one by one
+    /// through the group's own heap: the member [`PREFETCH_STAGES`] places behind each of its
+    /// runs' fronts has its activity fetched, the one before it its variable.
+    #[inline]
+    fn prefetch_members(&self, g: u32) {
+        let members = &self.groups[g as usize].members;
+        for r in 0..RUNS {
+            let far = members.run_id_at(r, PREFETCH_STAGES);
+            prefetch(self.acts.as_ptr().wrapping_add(far as usize));
+            if let Some(a) = self
+                .acts
+                .get(members.run_id_at(r, PREFETCH_STAGES - 1) as usize)
+            {
+                if let Some(v) = a.var {
+                    self.lmm.prefetch_var(v);
+                }
             }
         }
     }

@@ -127,12 +127,12 @@ impl IndexedHeap {
         self.first().map(|(e, _)| (date_of(e.key), e.id))
     }
 
-    /// The ids `d` places behind each run's front (a removed entry's as `None`): the entries
-    /// most likely to come soon, for a caller's prefetch. Not in pop order (the heap's own
-    /// entries are left out, and the runs interleave). O(1).
+    /// The id `d` places behind the front of run `r` (`r` < [`RUNS`]), `u32::MAX` past its end
+    /// or for a removed entry: an entry likely to come soon, for a caller's prefetch (not in
+    /// pop order: the heap's own entries are left out and the runs interleave). O(1).
     #[inline]
-    pub fn run_ids_ahead(&self, d: usize) -> [Option<u32>; RUNS] {
-        std::array::from_fn(|r| self.runs[r].id_ahead(d))
+    pub fn run_id_at(&self, r: usize, d: usize) -> u32 {
+        self.runs[r].id_ahead(d)
     }
 
     /// True if `id` is scheduled. O(1).
@@ -432,19 +432,17 @@ mod tests {
         for (id, date) in [(1, 1.0), (2, 1.5), (3, 2.0), (4, 1.2), (5, 1.1)] {
             h.set(id, date);
         }
-        assert_eq!(h.run_ids_ahead(0), [Some(1), Some(4)]);
-        assert_eq!(h.run_ids_ahead(1), [Some(2), None]);
-        assert_eq!(h.run_ids_ahead(2), [Some(3), None]);
-        assert_eq!(h.run_ids_ahead(3), [None, None]);
+        let ahead = |h: &IndexedHeap, d| [h.run_id_at(0, d), h.run_id_at(1, d)];
+        let none = u32::MAX;
+        assert_eq!(ahead(&h, 0), [1, 4]);
+        assert_eq!(ahead(&h, 1), [2, none]);
+        assert_eq!(ahead(&h, 2), [3, none]);
+        assert_eq!(ahead(&h, 3), [none, none]);
         // A removed entry is not named; popping moves the fronts.
         h.remove(2);
-        assert_eq!(h.run_ids_ahead(1), [None, None]);
+        assert_eq!(ahead(&h, 1), [none, none]);
         assert_eq!(h.pop(), Some((1.0, 1)));
-        assert_eq!(
-            h.run_ids_ahead(0),
-            [Some(3), Some(4)],
-            "the removed 1.5 was skipped"
-        );
+        assert_eq!(ahead(&h, 0), [3, 4], "the removed 1.5 was skipped");
     }
 
     #[test]

@@ -79,12 +79,11 @@ impl Paths {
         self.list.len()
     }
 
-    /// Prefetches path `path`'s record (a cache hint; nothing for [`NO_PATH`](super::NO_PATH)).
+    /// Prefetches path `path`'s record (a cache hint: for [`NO_PATH`](super::NO_PATH) an
+    /// address outside the list, which a prefetch ignores).
     #[inline]
     pub(super) fn prefetch(&self, path: u32) {
-        if let Some(p) = self.list.get(path as usize) {
-            crate::prefetch::prefetch(p);
-        }
+        crate::prefetch::prefetch(self.list.as_ptr().wrapping_add(path as usize));
     }
 
     /// The variable parked on path `path` (an activity's path index), if any.

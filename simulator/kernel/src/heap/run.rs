@@ -35,13 +35,10 @@ impl Run {
         self.entries.get(self.head)
     }
 
-    /// The id of the entry `d` places behind the front, `None` past the end or if removed.
+    /// The id of the entry `d` places behind the front, [`GONE`] past the end or if removed.
     #[inline]
-    pub(super) fn id_ahead(&self, d: usize) -> Option<u32> {
-        self.entries
-            .get(self.head + d)
-            .map(|e| e.id)
-            .filter(|&id| id != GONE)
+    pub(super) fn id_ahead(&self, d: usize) -> u32 {
+        self.entries.get(self.head + d).map_or(GONE, |e| e.id)
     }
 
     /// True if `e`, a new entry (its `seq` above every entry's, [`super::IndexedHeap::set`]),

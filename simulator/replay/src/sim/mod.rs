@@ -72,11 +72,17 @@ use crate::report::{CallInfo, Observer, Report};
 /// Distance in the ready queue between the stages of [`Simulation::prefetch_ready`].
 const PREFETCH_AHEAD: usize = 4;
 
-/// Replays of fewer ranks skip [`Simulation::prefetch_ready`] and the engine's prefetch along
-/// its event heap (`Engine::set_prefetching`): their ranks' states (352 bytes each, 90 KB at
-/// 256 ranks) and flows stay in the core's 512 KB-1 MB L2 cache from one turn to the next, so
-/// the hints only cost their instructions (0.6 % of the 16-rank ring's).
+/// Replays of fewer ranks skip [`Simulation::prefetch_ready`]: their ranks' states (352 bytes
+/// each, 90 KB at 256 ranks) stay in the core's 512 KB-1 MB L2 cache from one turn to the next,
+/// so the hints only cost their instructions (0.6 % of the 16-rank ring's).
 const PREFETCH_FROM_RANKS: usize = 256;
+
+/// Replays of this many ranks or more turn on the engine's prefetch along its event heap
+/// (`Engine::set_prefetching`). It costs 4.8 % more instructions on the 1,024-rank stencil of
+/// `validation/bench` (callgrind), where its wall time moved by -6 % to +3 % against none
+/// (alternated medians, 21-31 runs, by the VM's phase); at 4,096 ranks every comparison
+/// favoured it (stencil -1.5 % to -10 %, allreduce -5 % to -15 %: `SCALING.md`, session 36).
+const ENGINE_PREFETCH_FROM_RANKS: usize = 4096;
 
 /// Bytes SMPI adds to every message (reference §12.1).
 pub const ENVELOPE_BYTES: u64 = 16;
@@ -308,7 +314,7 @@ impl<'p> Simulation<'p> {
         let mut next_progress = 1u64 << 16;
         let slicing = self.slices.is_some();
         let prefetching = n >= PREFETCH_FROM_RANKS;
-        self.engine.set_prefetching(prefetching);
+        self.engine.set_prefetching(n >= ENGINE_PREFETCH_FROM_RANKS);
         loop {
             while let Some(r) = self.ready.pop_front() {
                 if prefetching {
