@@ -585,20 +585,19 @@ impl Engine {
         true
     }
 
-    /// Software prefetch along the event heap's runs (a cache hint, no effect on results): with
+    /// Software prefetch along the event heap (a cache hint, no effect on results): with
     /// thousands of flows the records an event's handling reads (the activity, its path, the
     /// variable it changes) have left the cache since the event was scheduled, each a pointer
     /// away from the one before. So at each pop the entry [`PREFETCH_STAGES`] places behind
     /// each run's front has its activity fetched, the one before it its path (a latency end),
-    /// the one before that its variable (the path's parked one for a latency end, the
-    /// activity's own for a flow's end): each stage reads only what the stage before brought
-    /// in at the previous pop. The addresses of the first stage are not checked: a prefetch
-    /// never faults.
+    /// the one before that its variable ([`Engine::var_to_change`]): each stage reads only
+    /// what the stage before brought in at the previous pop. The binary heap beside the runs
+    /// gets the same in two stages: its top's children their activities, its top its
+    /// variable. The activities' addresses are not checked: a prefetch never faults.
     #[inline]
     fn prefetch_upcoming(&self) {
         for r in 0..RUNS {
-            let far = self.heap.run_id_at(r, PREFETCH_STAGES);
-            prefetch(self.acts.as_ptr().wrapping_add(far as usize));
+            self.prefetch_act(self.heap.run_id_at(r, PREFETCH_STAGES));
             if let Some(a) = self
                 .acts
                 .get(self.heap.run_id_at(r, PREFETCH_STAGES - 1) as usize)
@@ -607,19 +606,36 @@ impl Engine {
                     self.paths.prefetch(a.path);
                 }
             }
-            if let Some(a) = self
-                .acts
-                .get(self.heap.run_id_at(r, PREFETCH_STAGES - 2) as usize)
-            {
-                let var = match a.phase {
-                    Phase::Latency => self.paths.parked_on(a.path),
-                    Phase::Running => a.var,
-                    _ => None,
-                };
-                if let Some(v) = var {
-                    self.lmm.prefetch_var(v);
-                }
-            }
+            self.prefetch_var_of(self.heap.run_id_at(r, PREFETCH_STAGES - 2));
+        }
+        self.prefetch_act(self.heap.heap_id_at(1));
+        self.prefetch_act(self.heap.heap_id_at(2));
+        self.prefetch_var_of(self.heap.heap_id_at(0));
+    }
+
+    /// Prefetches activity slot `id`'s record (any `id`: a prefetch never faults).
+    #[inline]
+    fn prefetch_act(&self, id: u32) {
+        prefetch(self.acts.as_ptr().wrapping_add(id as usize));
+    }
+
+    /// Prefetches the record of the variable activity `id`'s event will change, if any.
+    #[inline]
+    fn prefetch_var_of(&self, id: u32) {
+        if let Some(v) = self.var_to_change(id) {
+            self.lmm.prefetch_var(v);
+        }
+    }
+
+    /// The variable the event of activity `id` changes: the parked variable of its path for a
+    /// latency end, its own for a flow's end; `None` otherwise or for an id out of range.
+    #[inline]
+    fn var_to_change(&self, id: u32) -> Option<VarId> {
+        let a = self.acts.get(id as usize)?;
+        match a.phase {
+            Phase::Latency => self.paths.parked_on(a.path),
+            Phase::Running => a.var,
+            _ => None,
         }
     }
 
@@ -630,16 +646,8 @@ impl Engine {
     fn prefetch_members(&self, g: u32) {
         let members = &self.groups[g as usize].members;
         for r in 0..RUNS {
-            let far = members.run_id_at(r, PREFETCH_STAGES);
-            prefetch(self.acts.as_ptr().wrapping_add(far as usize));
-            if let Some(a) = self
-                .acts
-                .get(members.run_id_at(r, PREFETCH_STAGES - 1) as usize)
-            {
-                if let Some(v) = a.var {
-                    self.lmm.prefetch_var(v);
-                }
-            }
+            self.prefetch_act(members.run_id_at(r, PREFETCH_STAGES));
+            self.prefetch_var_of(members.run_id_at(r, PREFETCH_STAGES - 1));
         }
     }
 

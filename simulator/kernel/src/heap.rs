@@ -135,6 +135,14 @@ impl IndexedHeap {
         self.runs[r].id_ahead(d)
     }
 
+    /// The id at index `i` of the binary heap beside the runs (0 is its top, 1 and 2 the top's
+    /// children: the heap's next entries), `u32::MAX` past its end: for a caller's prefetch,
+    /// as [`IndexedHeap::run_id_at`]. O(1).
+    #[inline]
+    pub fn heap_id_at(&self, i: usize) -> u32 {
+        self.entries.get(i).map_or(u32::MAX, |e| e.id)
+    }
+
     /// True if `id` is scheduled. O(1).
     pub fn contains(&self, id: u32) -> bool {
         self.pos.get(id as usize).is_some_and(|&p| p != ABSENT)
