@@ -31,6 +31,14 @@
 //! (`prctl(PR_SET_THP_DISABLE)`, before `main`) and a replay of [`HUGE_PAGES_FROM_RANKS`]
 //! ranks or more turns them back on before it allocates its per-rank state
 //! ([`huge_pages_for_replay`], called through `timeless_run::Frontend::replay_size`).
+//! On a guest whose balloon reports free 2 MiB blocks to its host (the EPYC VM:
+//! `page_reporting_order` 9), a huge page is such a block, discarded by the host while free,
+//! so a replay started a few seconds after the last one faults its huge pages in again at the
+//! host: the 4,096-rank stencil took 0.77-0.94 s of system time after a 3-second pause
+//! against 0.11-0.30 s right after another replay, and 0.18-0.24 s without huge pages (RSS 99
+//! instead of 121 MB). In the benchmark's order (a 64-rank replay before each 4,096-rank one)
+//! huge pages still gave the lower median (1.094 against 1.145 s, 9 alternated runs), so the
+//! threshold stays (`validation/bench/SCALING.md`, session 36).
 //! The results do not depend on it. Every other command gives the process back the policy it
 //! started with at once ([`restore_huge_pages`]): the flag is inherited by the programs a
 //! process starts, and `trace`, `validate` and `calibrate` start the traced application.
