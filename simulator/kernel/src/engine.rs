@@ -37,6 +37,12 @@
 //! t = 2. At t = 1 a third flow arrives and m drops to 4: V(1) = 5, the entry moves to
 //! 1 + (10 − 5)/4 = 2.25; neither a nor b is looked at. a completes at 2.25 (V = 10), b's entry
 //! is then 2.25 + (30 − 10)/m for the m of that time.
+//!
+//! # Prefetch along the heaps
+//! With thousands of flows, the records an event's handling reads have left the cache since it
+//! was scheduled. With [`Engine::set_prefetching`] each pop fetches them ahead in stages along
+//! the event heap's runs, its binary heap's top and a popping group's members (activity, then
+//! path, then variable: `prefetch_upcoming`); a hint only, the dates are the same bit for bit.
 
 use crate::factors::PiecewiseFactor;
 use crate::heap::{IndexedHeap, RUNS};
@@ -174,7 +180,7 @@ pub struct Engine {
     /// variable is made from it when the phase ends, so that a flow in its latency phase costs
     /// the max-min system nothing (no element to insert, then move to the active prefix).
     paths: path::Paths,
-    /// Prefetch along the event heap's runs ([`Engine::prefetch_upcoming`]).
+    /// Prefetch along the event heap and the groups' heaps ([`Engine::prefetch_upcoming`]).
     prefetching: bool,
     groups: Vec<GroupClock>,
     dirty_groups: Vec<u32>,
@@ -651,8 +657,8 @@ impl Engine {
         }
     }
 
-    /// Turns the event heap's prefetch on or off ([`Engine::prefetch_upcoming`]): worth its
-    /// instructions only with thousands of flows.
+    /// Turns the prefetch along the heaps on or off (module doc, "Prefetch along the heaps"):
+    /// worth its instructions only with thousands of flows.
     pub fn set_prefetching(&mut self, on: bool) {
         self.prefetching = on;
     }

@@ -431,8 +431,8 @@ mod tests {
         assert!(h.is_empty());
     }
 
-    /// `pop_if` pops the earliest entry wherever it lives (heap or run) only when the test
-    /// accepts its date, and otherwise leaves everything in place.
+    /// The ids a prefetch reads ahead in each run: `d` places behind its front, `u32::MAX`
+    /// past its end or for a removed entry.
     #[test]
     fn ids_ahead_in_the_runs() {
         let mut h = IndexedHeap::new();
@@ -453,6 +453,8 @@ mod tests {
         assert_eq!(ahead(&h, 0), [3, 4], "the removed 1.5 was skipped");
     }
 
+    /// `pop_if` pops the earliest entry wherever it lives (heap or run) only when the test
+    /// accepts its date, and otherwise leaves everything in place.
     #[test]
     fn pop_if_takes_the_earliest_only_when_accepted() {
         let mut h = IndexedHeap::new();

@@ -79,9 +79,10 @@ const PREFETCH_FROM_RANKS: usize = 256;
 
 /// Replays of this many ranks or more turn on the engine's prefetch along its event heap
 /// (`Engine::set_prefetching`). It costs 4.8 % more instructions on the 1,024-rank stencil of
-/// `validation/bench` (callgrind), where its wall time moved by -6 % to +3 % against none
-/// (alternated medians, 21-31 runs, by the VM's phase); at 4,096 ranks every comparison
-/// favoured it (stencil -1.5 % to -10 %, allreduce -5 % to -15 %: `SCALING.md`, session 36).
+/// `validation/bench` (callgrind), where its wall time moved by -7 % to +6.5 % against none
+/// (alternated medians, 21-31 runs, with the VM's phase); at 4,096 ranks all but one
+/// comparison favoured it (stencil -1.5 % to -10 %, allreduce -3 % to -15 %: `SCALING.md`,
+/// session 36).
 const ENGINE_PREFETCH_FROM_RANKS: usize = 4096;
 
 /// Bytes SMPI adds to every message (reference §12.1).
