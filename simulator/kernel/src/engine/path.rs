@@ -95,7 +95,7 @@ impl Paths {
     /// The variable parked on path `p`, if any.
     #[cfg(test)]
     pub(super) fn parked(&self, p: PathId) -> Option<VarId> {
-        self.list[p.0 as usize].parked
+        self.parked_on(p.0)
     }
 }
 
