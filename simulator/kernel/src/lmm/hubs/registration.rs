@@ -161,7 +161,8 @@ impl System {
             next += 1;
             let el = self.elems[e as usize];
             let c = el.cnst;
-            if self.cnsts[c as usize].reg.cut {
+            let cut = self.cnsts[c as usize].reg.cut;
+            if cut {
                 self.cut_registration(v, e, sign);
             }
             let reg = &mut self.cnsts[c as usize].reg;
@@ -178,7 +179,11 @@ impl System {
                 self.count_changed(c);
                 continue;
             }
-            self.cnst_detach(c);
+            // A cut constraint is out of every hub's certificate (`cut`): a change there
+            // changes no hub's unclean count, offer floor or evaluation, only the counts.
+            if !cut {
+                self.cnst_detach(c);
+            }
             let cn = &mut self.cnsts[c as usize];
             let shared = cn.sharing == Sharing::Shared;
             let reg = &mut cn.reg;
@@ -225,7 +230,11 @@ impl System {
                 let t = known_term(el.weight, p);
                 reg.usage.add(if sign > 0 { t } else { -t });
             }
-            self.cnst_attach(c);
+            if cut {
+                self.count_changed(c);
+            } else {
+                self.cnst_attach(c);
+            }
         }
     }
 
