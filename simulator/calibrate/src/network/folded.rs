@@ -40,142 +40,13 @@ use std::path::Path;
 
 use timeless_platform::{HostId, Platform};
 
-use super::exchange::{exchange_points, exchange_ranks, too_few_exchange_sizes};
+use super::folded_fit::fit_folded_sharing;
 use super::{calibrate_network, finish, FlowSharing, NetworkCalibration, NetworkOptions};
 use crate::fit::PiecewiseFit;
 use crate::measurement::{median, Measurements, Op};
 use crate::pingpong_sim::simulate_exchange_after_skew;
-use crate::simgrid::{overhead_at, OverheadEntry, SimgridParams};
+use crate::simgrid::{OverheadEntry, SimgridParams};
 use crate::CalibrateError;
-
-/// Number of candidate ratios of [`fit_folded_sharing`]'s grid over [1, F], before the
-/// golden-section refinement.
-pub const RATIO_GRID_STEPS: usize = 2000;
-
-/// What [`fit_folded_sharing`] fits on a folded run's busy pairs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FoldedSharing {
-    /// m, and the exchange points (their fixed parts with the extra waits).
-    pub sharing: FlowSharing,
-    /// Per segment of the fit, seconds: what a folded message waits beyond the wait already
-    /// in the fit's intercepts (a rendezvous needs the peer scheduled more than once);
-    /// `a_k + extra_k >= 0`.
-    pub extra_wait_secs: Vec<f64>,
-}
-
-/// Fits m for a folded calibration (module docs) on both series of the busy pairs, with an
-/// extra wait per segment. For a candidate m, each segment's extra wait `e_k` is the median,
-/// over the segment's ping-pong sizes, of the measured one-way time (half the round trip)
-/// minus the model's, `a_k + D·max(1, (F/2)/m) + [S < thresh]·(os + or)` for the F/2
-/// concurrent pairs; the cost is the sum of squared relative errors of that ping-pong model
-/// plus `e_k` at every size, and of the exchange of F flows,
-/// `ois + a_k + e_k + D·max(1, F/m) + [S < thresh]·or`, over the sizes of its bandwidth regime
-/// (`D >= a`). m minimises it: a
-/// grid of [`RATIO_GRID_STEPS`] over [1, F], then golden-section search around the best.
-/// `fit` holds the lone flow's segments with the wait already added. `None` when the exchange
-/// was not measured.
-///
-/// # Errors
-/// As [`fit_flow_sharing`](super::fit_flow_sharing): too few exchange sizes in the bandwidth
-/// regime, a bad rank count.
-pub fn fit_folded_sharing(
-    m: &Measurements,
-    fit: &PiecewiseFit,
-    params: &SimgridParams,
-    min_points: usize,
-) -> Result<Option<FoldedSharing>, CalibrateError> {
-    if m.medians(Op::Exchange).is_empty() {
-        return Ok(None);
-    }
-    let flows = exchange_ranks(m)?;
-    let f = flows as f64;
-    let pairs = (flows / 2).max(1) as f64;
-    let points = exchange_points(m, fit, params);
-    let in_regime = points.iter().filter(|p| p.fitted).count();
-    if in_regime < min_points.max(1) {
-        return Err(too_few_exchange_sizes(in_regime, min_points));
-    }
-    let thresh = params.detached_thresh_bytes;
-    let nseg = fit.segments.len();
-    // Ping-pong sizes: (segment, a + overheads, D, measured one-way).
-    let pp: Vec<(usize, f64, f64, f64)> = m
-        .medians(Op::PingPong)
-        .iter()
-        .map(|p| {
-            let s = p.size_bytes;
-            let k = fit.segment_index(s);
-            let seg = &fit.segments[k];
-            let d = seg.slope_secs_per_byte * (s as f64 + fit.offset_bytes);
-            let ov = if s < thresh {
-                overhead_at(&params.os, s) + overhead_at(&params.or, s)
-            } else {
-                0.0
-            };
-            (k, seg.intercept_secs + ov, d, p.time_secs / 2.0)
-        })
-        .collect();
-    let extras = |ratio: f64| -> Vec<f64> {
-        (0..nseg)
-            .map(|k| {
-                let diffs: Vec<f64> = pp
-                    .iter()
-                    .filter(|q| q.0 == k)
-                    .map(|&(_, fixed, d, t)| t - fixed - d * (pairs / ratio).max(1.0))
-                    .collect();
-                median(&diffs).map_or(0.0, |e| e.max(-fit.segments[k].intercept_secs))
-            })
-            .collect()
-    };
-    let cost = |ratio: f64| -> f64 {
-        let e = extras(ratio);
-        let mut c = 0.0;
-        for &(k, fixed, d, t) in &pp {
-            c += ((fixed + e[k] + d * (pairs / ratio).max(1.0) - t) / t).powi(2);
-        }
-        for p in points.iter().filter(|p| p.fitted) {
-            let model = p.model_secs(ratio, flows) + e[fit.segment_index(p.size_bytes)];
-            c += ((model - p.measured_secs) / p.measured_secs).powi(2);
-        }
-        c
-    };
-    let step = (f - 1.0) / RATIO_GRID_STEPS as f64;
-    let mut best = (cost(1.0), 1.0);
-    for i in 1..=RATIO_GRID_STEPS {
-        let r = 1.0 + step * i as f64;
-        let c = cost(r);
-        if c < best.0 {
-            best = (c, r);
-        }
-    }
-    // Golden-section search on [best - step, best + step] (within [1, F]).
-    let (mut lo, mut hi) = ((best.1 - step).max(1.0), (best.1 + step).min(f));
-    let g = (5f64.sqrt() - 1.0) / 2.0;
-    for _ in 0..60 {
-        let x1 = hi - g * (hi - lo);
-        let x2 = lo + g * (hi - lo);
-        if cost(x1) <= cost(x2) {
-            hi = x2;
-        } else {
-            lo = x1;
-        }
-    }
-    let r = (lo + hi) / 2.0;
-    let ratio = if cost(r) < best.0 { r } else { best.1 };
-    let extra_wait_secs = extras(ratio);
-    let mut waited = fit.clone();
-    for (seg, e) in waited.segments.iter_mut().zip(&extra_wait_secs) {
-        seg.intercept_secs += e;
-    }
-    Ok(Some(FoldedSharing {
-        sharing: FlowSharing {
-            flows,
-            aggregate_ratio: ratio,
-            fitted_ratio: ratio,
-            points: exchange_points(m, &waited, params),
-        },
-        extra_wait_secs,
-    }))
-}
 
 /// The wait for a core that a folded run adds to every message, seconds: half the median, over
 /// the sizes of `unfolded_fit`'s first segment (the latency regime) measured in both sets, of
@@ -218,18 +89,21 @@ pub fn calibrate_folded_network(
     opts: &NetworkOptions,
 ) -> Result<NetworkCalibration, CalibrateError> {
     let base = calibrate_network(unfolded, opts)?;
-    let mut fit = base.fit.clone();
     let folded_sharing = if opts.flow_sharing {
-        fit_folded_sharing(folded, &fit, &base.params, opts.min_points)?
+        fit_folded_sharing(
+            folded,
+            &base.fit,
+            &base.params,
+            opts.min_points,
+            opts.folded_breaks,
+        )?
     } else {
         None
     };
-    let flow_sharing = folded_sharing.map(|f| {
-        for (seg, e) in fit.segments.iter_mut().zip(&f.extra_wait_secs) {
-            seg.intercept_secs += e;
-        }
-        f.sharing
-    });
+    let (fit, flow_sharing) = match folded_sharing {
+        Some(f) => (f.fit, Some(f.sharing)),
+        None => (base.fit, None),
+    };
     finish(
         base.one_way,
         fit,

@@ -16,6 +16,7 @@
 
 pub mod exchange;
 pub mod folded;
+pub mod folded_fit;
 pub mod pingpong;
 
 #[cfg(test)]
@@ -34,9 +35,10 @@ pub use exchange::{
 };
 pub use folded::{
     added_wait_secs, calibrate_folded_network, exchange_skew_secs, fit_exchange_skew,
-    fit_folded_sharing, fit_rendezvous_late_wait, rendezvous_late_wait_entries, FoldedSharing,
-    LATE_WAIT_ROUNDS, LATE_WAIT_TOLERANCE_SECS, RATIO_GRID_STEPS,
+    fit_rendezvous_late_wait, rendezvous_late_wait_entries, LATE_WAIT_ROUNDS,
+    LATE_WAIT_TOLERANCE_SECS,
 };
+pub use folded_fit::{fit_folded_sharing, FoldedSharing, MIN_BREAK_GAIN, RATIO_GRID_STEPS};
 pub use pingpong::{calibrate_network, detect_detached_thresh, DEFAULT_DETACHED_THRESH_BYTES};
 
 /// Options of [`calibrate_network`].
@@ -73,6 +75,9 @@ pub struct NetworkOptions {
     /// default): the wait for a core of a folded run, [`added_wait_secs`]; it goes into
     /// `smpi/lat-factor`.
     pub added_latency_secs: f64,
+    /// Breaks a folded calibration may add to the unfolded ones where the folded data bend
+    /// ([`folded_fit`] module docs, "Breaks"; 1 by default). Unused unfolded.
+    pub folded_breaks: usize,
 }
 
 impl Default for NetworkOptions {
@@ -87,6 +92,7 @@ impl Default for NetworkOptions {
             monotonic_tolerance: 0.5,
             flow_sharing: true,
             added_latency_secs: 0.0,
+            folded_breaks: 1,
         }
     }
 }

@@ -173,16 +173,21 @@ fn folded_sharing_by_hand() {
             m.push(Op::PingPong, s, 2.0 * (1e-6 + d * (2.0 / truth).max(1.0)));
             m.push(Op::Exchange, s, 1e-6 + d * 4.0 / truth);
         }
-        let f = fit_folded_sharing(&m, &fit, &params, 3).unwrap().unwrap();
+        let f = fit_folded_sharing(&m, &fit, &params, 3, 1)
+            .unwrap()
+            .unwrap();
         assert_eq!(f.sharing.flows, 4);
         assert!(
             (f.sharing.aggregate_ratio - truth).abs() < 1e-6,
             "{truth}: {f:?}"
         );
+        // Exact data: the lone flow's rate (β = 1), no extra wait, no extra break.
+        assert_eq!(f.fit.segments.len(), 1, "{f:?}");
         assert!(f.extra_wait_secs[0].abs() < 1e-15, "{f:?}");
+        assert!((f.bandwidth_factors[0] - 1.0).abs() < 1e-9, "{f:?}");
     }
     assert!(
-        fit_folded_sharing(&Measurements::default(), &fit, &params, 3)
+        fit_folded_sharing(&Measurements::default(), &fit, &params, 3, 1)
             .unwrap()
             .is_none()
     );

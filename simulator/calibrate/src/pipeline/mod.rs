@@ -224,6 +224,8 @@ pub struct NetworkConfig {
     pub out: PathBuf,
     /// Linear segments of the network model.
     pub segments: usize,
+    /// Folded: breaks the folded fit may add where the folded data bend.
+    pub folded_breaks: usize,
     /// Read SKaMPI output instead of running the benchmark.
     pub from_skampi: Option<PathBuf>,
     /// Read a measurements CSV instead of running the benchmark.
@@ -269,6 +271,7 @@ impl NetworkConfig {
             hostfile: None,
             out,
             segments: 3,
+            folded_breaks: 1,
             from_skampi: None,
             from_csv: None,
             bench: None,
@@ -342,6 +345,7 @@ pub fn calibrate_network_files(
 
     let mut opts = NetworkOptions {
         segments: args.segments,
+        folded_breaks: args.folded_breaks,
         latency_secs: args.latency,
         bandwidth_bytes_per_sec: args.bandwidth,
         detached_thresh_bytes: args.detached_thresh,
@@ -375,7 +379,7 @@ pub fn calibrate_network_files(
                 first.first_size_bytes,
                 first.last_size_bytes,
                 if opts.flow_sharing && m.has(Op::Exchange) {
-                    "flow sharing and an extra wait per segment fitted on the folded ping-pong and exchange, the exchange replayed with its skew and a late receiver's wait (below)"
+                    "flow sharing m fitted with the lone flow's rate, then per segment an extra wait and a folded bandwidth factor, with extra breaks where the folded data bend, on the folded ping-pong and exchange; the exchange replayed with its skew and a late receiver's wait (below)"
                 } else {
                     "one SHARED link"
                 }
@@ -596,6 +600,15 @@ pub fn calibrate_network_files(
             .unwrap_or(summary.len());
         summary.insert_str(at, &note);
     }
+    if let (Some((_, base_fit)), Some(_)) = (&unfolded_base, &cal.flow_sharing) {
+        let at = summary
+            .find("one-way network time")
+            .unwrap_or(summary.len());
+        summary.insert_str(
+            at,
+            &folded_segments_note(&cal.fit, base_fit, opts.added_latency_secs),
+        );
+    }
     if let Some(note) = unfolded_note {
         summary.insert_str(
             summary.find('\n').map_or(0, |i| i + 1),
@@ -616,4 +629,37 @@ pub fn calibrate_network_files(
         summary,
         files,
     })
+}
+
+/// The folded fit's segments against the unfolded ones (`timeless_calibrate::network::
+/// folded_fit`): per folded segment, the extra wait beyond the wait for a core and the folded
+/// bandwidth factor β (the folded slope over the lone flow's).
+fn folded_segments_note(
+    folded: &crate::fit::PiecewiseFit,
+    unfolded: &crate::fit::PiecewiseFit,
+    wait_secs: f64,
+) -> String {
+    let parts: Vec<String> = folded
+        .segments
+        .iter()
+        .map(|seg| {
+            let base = &unfolded.segments[unfolded.segment_index(seg.first_size_bytes)];
+            let beta = if base.slope_secs_per_byte > 0.0 {
+                seg.slope_secs_per_byte / base.slope_secs_per_byte
+            } else {
+                1.0
+            };
+            format!(
+                "S in [{}, {}] B: extra wait {:.4e} s, bandwidth factor {:.4}",
+                seg.first_size_bytes,
+                seg.last_size_bytes,
+                seg.intercept_secs - base.intercept_secs - wait_secs,
+                beta
+            )
+        })
+        .collect();
+    format!(
+        "folded segments (the unfolded breaks and the folded fit's own; the lone flow's transfer times the bandwidth factor): {}\n",
+        parts.join("; ")
+    )
 }

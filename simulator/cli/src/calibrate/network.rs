@@ -29,6 +29,9 @@ pub struct NetworkArgs {
     /// Number of linear segments of the network model where the data bends (seed 003 §5 uses 3); the eager/rendezvous switch, when inside the measured sizes, adds one
     #[arg(long, default_value_t = 3)]
     pub segments: usize,
+    /// With --unfolded: breaks the folded fit may add to the unfolded ones where the folded ping-pong and exchange bend (each split must remove 2 % of the fit's cost)
+    #[arg(long, default_value_t = 1)]
+    pub folded_breaks: usize,
     /// Read SKaMPI `Pingpong_Send_Recv` output instead of running the benchmark.
     #[arg(long, conflicts_with = "from_csv")]
     pub from_skampi: Option<PathBuf>,
@@ -92,6 +95,7 @@ pub fn run(args: NetworkArgs) -> Result<(), Failure> {
     c.np = args.np;
     c.hostfile = args.hostfile.clone();
     c.segments = args.segments;
+    c.folded_breaks = args.folded_breaks;
     c.from_skampi = args.from_skampi.clone();
     c.from_csv = args.from_csv.clone();
     c.bench = args.bench.clone();
