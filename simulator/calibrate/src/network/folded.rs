@@ -4,11 +4,10 @@
 //! A folded calibration ([`calibrate_folded_network`]) runs the benchmark on every pair of a
 //! folded run at once (F ranks, F/2 pairs): its ping-pong is F/2 concurrent lone flows, its
 //! exchange F. Its model is the unfolded one (lone-flow segments, `os`, `or`) with every
-//! segment's latency raised by the wait for a core ([`added_wait_secs`]) and by an extra
-//! wait per segment (a rendezvous needs the peer scheduled more than once: 4 ranks per core,
-//! 4 KiB – 32 KiB took 1.5–2.5 µs more than the 1-byte wait), concurrent flows sharing an
-//! aggregate m times a lone flow's bandwidth, m and the extra waits fitted on both series at
-//! once ([`fit_folded_sharing`]), and the unfolded `ois`. Fitting what the folded exchange
+//! segment's latency raised by the wait for a core ([`added_wait_secs`]), concurrent flows
+//! sharing an aggregate m times a lone flow's bandwidth, per folded segment an extra wait and
+//! a folded bandwidth factor, with a break of the fold's own (module [`super::folded_fit`],
+//! [`fit_folded_sharing`]: all fitted on both series), and the unfolded `ois`. Fitting what the folded exchange
 //! takes beyond its flows into `ois` would charge every isend of a folded application a second
 //! wait (commsplit folded, replayed with it: +90–100 %); the exchange is replayed as the
 //! benchmark times it instead (below).
@@ -74,12 +73,14 @@ pub fn added_wait_secs(
 /// The network of a run folded K ranks per core (module docs, "Folded runs"): the unfolded
 /// calibration of `unfolded` (segments, `os`, `or`, `ois`, threshold; `opts.added_latency_secs`
 /// is the wait for a core, added to every segment), and from `folded`, the busy pairs'
-/// benchmark, the sharing ratio m and an extra wait per segment ([`fit_folded_sharing`]).
+/// benchmark, the sharing ratio m and the folded segments (extra wait and bandwidth factor
+/// each, `opts.folded_breaks` breaks more than the unfolded ones; [`fit_folded_sharing`]).
 /// `ois` is not refitted on the folded exchange: what it takes beyond its flows there is the
 /// ranks leaving the barrier a wait apart and a late receiver's acknowledgement (module docs,
 /// "The folded exchange as the benchmark times it"; the pipeline replays the first and fits
-/// the second, [`fit_rendezvous_late_wait`]), not a cost per message. Without a folded exchange (or with `opts.flow_sharing` false) the route is one
-/// SHARED link, the model of [`calibrate_network`] with the wait.
+/// the second, [`fit_rendezvous_late_wait`]), not a cost per message. Without a folded
+/// exchange (or with `opts.flow_sharing` false) the route is one SHARED link, the model of
+/// [`calibrate_network`] with the wait.
 ///
 /// # Errors
 /// Those of [`calibrate_network`] on `unfolded`, and of [`fit_folded_sharing`] on `folded`.

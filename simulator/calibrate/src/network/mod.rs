@@ -7,12 +7,15 @@
 //!   lines ([`calibrate_network`]);
 //! * [`exchange`]: concurrent flows, from the bidirectional exchange: how they share the route
 //!   ([`fit_flow_sharing`]) and `smpi/ois`, what an exchange costs beyond its flows;
-//! * [`folded`]: folded runs, the busy pairs together: the wait for a core, an extra wait per
-//!   segment and the sharing fitted on both series ([`calibrate_folded_network`]).
+//! * [`folded`]: folded runs, the busy pairs together: the wait for a core, the exchange
+//!   replayed as the benchmark times it ([`calibrate_folded_network`]);
+//! * [`folded_fit`]: the folded fit on both series: the sharing, and per folded segment an
+//!   extra wait and a bandwidth factor, with breaks of the fold's own ([`fit_folded_sharing`]).
 //!
 //! This module holds what they produce ([`NetworkOptions`] in, [`NetworkCalibration`] out) and
 //! turns a fit into the route and its factors. The dependencies go one way: `folded` uses
-//! `pingpong` and `exchange`, `pingpong` uses `exchange`, and all three this module's types.
+//! `pingpong` and `folded_fit`, `folded_fit` and `pingpong` use `exchange`, and all of them
+//! this module's types.
 
 pub mod exchange;
 pub mod folded;
