@@ -432,7 +432,12 @@ fn folded_bandwidth_factor_round_trip() {
         ..NetworkOptions::default()
     };
     let cal = calibrate_folded_network(&folded, &unfolded, &opts).unwrap();
-    let firsts: Vec<u64> = cal.fit.segments.iter().map(|s| s.first_size_bytes).collect();
+    let firsts: Vec<u64> = cal
+        .fit
+        .segments
+        .iter()
+        .map(|s| s.first_size_bytes)
+        .collect();
     assert_eq!(firsts, vec![1, 2048, 65536, 1 << 20], "{:?}", cal.fit);
     let sharing = cal.flow_sharing.as_ref().unwrap();
     assert_eq!(sharing.aggregate_ratio, 1.0, "{sharing:?}");
