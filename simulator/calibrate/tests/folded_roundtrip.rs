@@ -11,6 +11,55 @@ use timeless_calibrate::simgrid::LinkSpec;
 mod common;
 use common::*;
 
+/// The machine of `folded_calibration_recovers_the_busy_pairs` (doc there), measured: the
+/// unfolded ping-pong (one pair alone on P1's FATPIPE route: a lone flow gets 125e6 B/s
+/// whatever m), the folded ping-pong and exchange of 4 ranks (m = 1.5, every message 25 µs
+/// later, rendezvous ones 50 µs), with `folded_bw_factor` as the folded flows'
+/// `smpi/bw-factor` when given, and the options that fit the truth's 3 segments (2 where the
+/// data bend, and the switch at 65536 B) with the 25 µs wait.
+fn folded_machine(
+    folded_bw_factor: Option<&str>,
+    dir: &std::path::Path,
+) -> (
+    timeless_calibrate::measurement::Measurements,
+    timeless_calibrate::measurement::Measurements,
+    NetworkOptions,
+) {
+    use timeless_calibrate::pingpong_sim::simulate_pingpong_pairs;
+    let lone = load(&platform_xml(
+        &hosts(&["h0", "h1"]),
+        &p1_pair_link(),
+        "lone",
+    ));
+    let rtt = simulate_pingpong(&lone, ids(&lone, "h0", "h1"), &true_cfg(), &sizes(), dir).unwrap();
+    let unfolded = measurements(&rtt);
+    let link = LinkSpec {
+        flow_aggregate_ratio: Some(1.5),
+        ..p1_pair_link()
+    };
+    let truth = load(&platform_xml(&hosts(&["h0", "h1"]), &link, "folded truth"));
+    let ends = ids(&truth, "h0", "h1");
+    let mut cfg = true_cfg();
+    cfg[0].1 = "65551:5;1500:3;0:2".into();
+    if let Some(bw) = folded_bw_factor {
+        cfg[1].1 = bw.into();
+    }
+    let rtt = simulate_pingpong_pairs(&truth, ends, 4, &cfg, &sizes(), dir).unwrap();
+    let mut folded = measurements(&rtt);
+    folded.push(Op::ExchangeRanks, 4, 0.0);
+    for (s, t) in simulate_exchange(&truth, ends, 4, &cfg, &sizes(), dir).unwrap() {
+        folded.push(Op::Exchange, s, t);
+    }
+    let opts = NetworkOptions {
+        segments: 2,
+        latency_secs: Some(50e-6),
+        bandwidth_bytes_per_sec: Some(125e6),
+        added_latency_secs: 25e-6,
+        ..NetworkOptions::default()
+    };
+    (unfolded, folded, opts)
+}
+
 /// Folded round trip (`calibrate_folded_network`): a machine whose lone flow is the unfolded
 /// one of `true_cfg` with every message 25 µs later (lat-factors + 25 µs / 50 µs = +0.5) and
 /// rendezvous messages (S >= 65536) 50 µs later (+1.0: an extra wait of 25 µs on segment 3),
@@ -25,44 +74,7 @@ fn folded_calibration_recovers_the_busy_pairs() {
     use timeless_calibrate::network::calibrate_folded_network;
     use timeless_calibrate::pingpong_sim::simulate_pingpong_pairs;
     let dir = tempfile::tempdir().unwrap();
-    // Unfolded: one pair alone, on P1's FATPIPE route (a lone flow gets 125e6 B/s whatever m).
-    let lone = load(&platform_xml(
-        &hosts(&["h0", "h1"]),
-        &p1_pair_link(),
-        "lone",
-    ));
-    let rtt = simulate_pingpong(
-        &lone,
-        ids(&lone, "h0", "h1"),
-        &true_cfg(),
-        &sizes(),
-        dir.path(),
-    )
-    .unwrap();
-    let unfolded = measurements(&rtt);
-    // Folded truth.
-    let link = LinkSpec {
-        flow_aggregate_ratio: Some(1.5),
-        ..p1_pair_link()
-    };
-    let truth = load(&platform_xml(&hosts(&["h0", "h1"]), &link, "folded truth"));
-    let ends = ids(&truth, "h0", "h1");
-    let mut cfg = true_cfg();
-    cfg[0].1 = "65551:5;1500:3;0:2".into();
-    let rtt = simulate_pingpong_pairs(&truth, ends, 4, &cfg, &sizes(), dir.path()).unwrap();
-    let mut folded = measurements(&rtt);
-    folded.push(Op::ExchangeRanks, 4, 0.0);
-    for (s, t) in simulate_exchange(&truth, ends, 4, &cfg, &sizes(), dir.path()).unwrap() {
-        folded.push(Op::Exchange, s, t);
-    }
-    // The truth's 3 segments: 2 where the data bends, and the switch at 65536 B.
-    let opts = NetworkOptions {
-        segments: 2,
-        latency_secs: Some(50e-6),
-        bandwidth_bytes_per_sec: Some(125e6),
-        added_latency_secs: 25e-6,
-        ..NetworkOptions::default()
-    };
+    let (unfolded, folded, opts) = folded_machine(None, dir.path());
     let cal = calibrate_folded_network(&folded, &unfolded, &opts).unwrap();
     let sharing = cal.flow_sharing.as_ref().expect("folded exchange measured");
     assert_eq!(sharing.flows, 4);
@@ -395,42 +407,8 @@ fn folded_bandwidth_factor_round_trip() {
     use timeless_calibrate::network::calibrate_folded_network;
     use timeless_calibrate::pingpong_sim::simulate_pingpong_pairs;
     let dir = tempfile::tempdir().unwrap();
-    let lone = load(&platform_xml(
-        &hosts(&["h0", "h1"]),
-        &p1_pair_link(),
-        "lone",
-    ));
-    let rtt = simulate_pingpong(
-        &lone,
-        ids(&lone, "h0", "h1"),
-        &true_cfg(),
-        &sizes(),
-        dir.path(),
-    )
-    .unwrap();
-    let unfolded = measurements(&rtt);
-    let link = LinkSpec {
-        flow_aggregate_ratio: Some(1.5),
-        ..p1_pair_link()
-    };
-    let truth = load(&platform_xml(&hosts(&["h0", "h1"]), &link, "folded truth"));
-    let ends = ids(&truth, "h0", "h1");
-    let mut cfg = true_cfg();
-    cfg[0].1 = "65551:5;1500:3;0:2".into();
-    cfg[1].1 = "1048591:0.6;65551:0.96;1500:0.7;0:0.4".into();
-    let rtt = simulate_pingpong_pairs(&truth, ends, 4, &cfg, &sizes(), dir.path()).unwrap();
-    let mut folded = measurements(&rtt);
-    folded.push(Op::ExchangeRanks, 4, 0.0);
-    for (s, t) in simulate_exchange(&truth, ends, 4, &cfg, &sizes(), dir.path()).unwrap() {
-        folded.push(Op::Exchange, s, t);
-    }
-    let opts = NetworkOptions {
-        segments: 2,
-        latency_secs: Some(50e-6),
-        bandwidth_bytes_per_sec: Some(125e6),
-        added_latency_secs: 25e-6,
-        ..NetworkOptions::default()
-    };
+    let cliff = "1048591:0.6;65551:0.96;1500:0.7;0:0.4";
+    let (unfolded, folded, opts) = folded_machine(Some(cliff), dir.path());
     let cal = calibrate_folded_network(&folded, &unfolded, &opts).unwrap();
     let firsts: Vec<u64> = cal
         .fit
