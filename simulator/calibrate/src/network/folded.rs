@@ -7,10 +7,10 @@
 //! segment's latency raised by the wait for a core ([`added_wait_secs`]), concurrent flows
 //! sharing an aggregate m times a lone flow's bandwidth, per folded segment an extra wait and
 //! a folded bandwidth factor, with a break of the fold's own (module [`super::folded_fit`],
-//! [`fit_folded_sharing`]: all fitted on both series), and the unfolded `ois`. Fitting what the folded exchange
-//! takes beyond its flows into `ois` would charge every isend of a folded application a second
-//! wait (commsplit folded, replayed with it: +90–100 %); the exchange is replayed as the
-//! benchmark times it instead (below).
+//! [`fit_folded_sharing`]: all fitted on both series), and the unfolded `ois`. Fitting what
+//! the folded exchange takes beyond its flows into `ois` would charge every isend of a folded
+//! application a second wait (commsplit folded, replayed with it: +90–100 %); the exchange is
+//! replayed as the benchmark times it instead (below).
 //!
 //! # The folded exchange as the benchmark times it
 //! Each rank times its exchange from its own barrier exit, and the exchange lasts the longest
