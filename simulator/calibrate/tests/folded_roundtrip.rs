@@ -72,7 +72,6 @@ fn folded_machine(
 #[test]
 fn folded_calibration_recovers_the_busy_pairs() {
     use timeless_calibrate::network::calibrate_folded_network;
-    use timeless_calibrate::pingpong_sim::simulate_pingpong_pairs;
     let dir = tempfile::tempdir().unwrap();
     let (unfolded, folded, opts) = folded_machine(None, dir.path());
     let cal = calibrate_folded_network(&folded, &unfolded, &opts).unwrap();
@@ -95,25 +94,7 @@ fn folded_calibration_recovers_the_busy_pairs() {
             "ois({s}) = {got}"
         );
     }
-    let written = load(&platform_xml(&hosts(&["a", "b"]), &cal.link, "calibrated"));
-    let w = ids(&written, "a", "b");
-    let wcfg = cal.params.cfg_items();
-    let again = simulate_pingpong_pairs(&written, w, 4, &wcfg, &sizes(), dir.path()).unwrap();
-    for (s, t) in again {
-        let want = folded.median_at(Op::PingPong, s).unwrap();
-        assert!(
-            within(t, want, 1e-6),
-            "S = {s}: measured {want} predicted {t}"
-        );
-    }
-    let again = simulate_exchange(&written, w, 4, &wcfg, &sizes(), dir.path()).unwrap();
-    for (s, t) in again {
-        let want = folded.median_at(Op::Exchange, s).unwrap();
-        assert!(
-            within(t, want, 1e-6),
-            "S = {s}: measured {want} predicted {t}"
-        );
-    }
+    assert_replays_folded(&cal, &folded, 0, dir.path());
 }
 
 /// Two pairs ping-ponging at once on P1 with its SHARED link: each message of S = 1e6 bytes
@@ -405,7 +386,6 @@ fn calibrated_lone_flow(dir: &std::path::Path) -> Lone {
 #[test]
 fn folded_bandwidth_factor_round_trip() {
     use timeless_calibrate::network::calibrate_folded_network;
-    use timeless_calibrate::pingpong_sim::simulate_pingpong_pairs;
     let dir = tempfile::tempdir().unwrap();
     let cliff = "1048591:0.6;65551:0.96;1500:0.7;0:0.4";
     let (unfolded, folded, opts) = folded_machine(Some(cliff), dir.path());
@@ -431,23 +411,30 @@ fn folded_bandwidth_factor_round_trip() {
             cal.fit
         );
     }
+    assert_replays_folded(&cal, &folded, 2048, dir.path());
+}
+
+/// The platform and configuration `cal` writes replay the 4-rank folded ping-pong (2 pairs at
+/// once) and exchange of `folded` at every size from `from_bytes` to 1e-6.
+fn assert_replays_folded(
+    cal: &timeless_calibrate::network::NetworkCalibration,
+    folded: &timeless_calibrate::measurement::Measurements,
+    from_bytes: u64,
+    dir: &std::path::Path,
+) {
+    use timeless_calibrate::pingpong_sim::simulate_pingpong_pairs;
     let written = load(&platform_xml(&hosts(&["a", "b"]), &cal.link, "calibrated"));
     let w = ids(&written, "a", "b");
     let wcfg = cal.params.cfg_items();
-    let again = simulate_pingpong_pairs(&written, w, 4, &wcfg, &sizes(), dir.path()).unwrap();
-    for (s, t) in again.into_iter().filter(|p| p.0 >= 2048) {
-        let want = folded.median_at(Op::PingPong, s).unwrap();
-        assert!(
-            within(t, want, 1e-6),
-            "ping-pong S = {s}: measured {want} predicted {t}"
-        );
-    }
-    let again = simulate_exchange(&written, w, 4, &wcfg, &sizes(), dir.path()).unwrap();
-    for (s, t) in again.into_iter().filter(|p| p.0 >= 2048) {
-        let want = folded.median_at(Op::Exchange, s).unwrap();
-        assert!(
-            within(t, want, 1e-6),
-            "exchange S = {s}: measured {want} predicted {t}"
-        );
+    let pairs = simulate_pingpong_pairs(&written, w, 4, &wcfg, &sizes(), dir).unwrap();
+    let exchange = simulate_exchange(&written, w, 4, &wcfg, &sizes(), dir).unwrap();
+    for (op, replayed) in [(Op::PingPong, pairs), (Op::Exchange, exchange)] {
+        for (s, t) in replayed.into_iter().filter(|p| p.0 >= from_bytes) {
+            let want = folded.median_at(op, s).unwrap();
+            assert!(
+                within(t, want, 1e-6),
+                "{op:?} S = {s}: measured {want} predicted {t}"
+            );
+        }
     }
 }
