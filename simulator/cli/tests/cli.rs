@@ -406,6 +406,85 @@ fn waiting_ranks_poll_a_share_of_the_core() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("'-1' must be a finite number >= 0"));
 }
 
+/// `timeless/poll-cpu-from-trace` (a timeless extension): a blocked rank's poll takes at most
+/// the share of a core it kept busy in MPI calls in the traced run (`in-call-times.csv` next
+/// to the trace). The trace of `waiting_ranks_poll_a_share_of_the_core`: ranks 0 and 2
+/// compute 1 Gflop each on a 1-core 1 Gf host while rank 1 waits. Rank 1 at share 0.2 (0.1 s
+/// of CPU in 0.5 s of calls): the poll is held at 0.2 Gf, the two executions share 0.8 Gf, 2.5
+/// s. At share 0.5 the fair share of three, 1/3, is under the bound: 3 s. With three cores,
+/// 1 s. Without the file: a notice, and waiting is free (2 s). A bad file: its line, exit 2.
+#[test]
+fn waiting_ranks_poll_their_traced_share_of_the_core() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let platform = |cores: u32| {
+        format!(
+            "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n\
+             <platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\
+             <host id=\"h\" speed=\"1Gf\" core=\"{cores}\"/></zone></platform>\n"
+        )
+    };
+    std::fs::write(tmp.path().join("one.xml"), platform(1)).unwrap();
+    std::fs::write(tmp.path().join("three.xml"), platform(3)).unwrap();
+    std::fs::write(
+        tmp.path().join("trace.txt"),
+        "0 init\n1 init\n2 init\n0 compute 1e9\n0 send 1 0 1\n1 recv 0 0 1\n2 compute 1e9\n\
+         0 finalize\n1 finalize\n2 finalize\n",
+    )
+    .unwrap();
+    let run = |platform: &str| {
+        Command::new(env!("CARGO_BIN_EXE_timeless"))
+            .current_dir(tmp.path())
+            .args(["simulate", "trace.txt", "-p", platform, "-n", "3"])
+            .args([
+                "--cfg",
+                "timeless/poll-cpu-from-trace:yes",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap()
+    };
+    let time = |platform: &str| {
+        let o = run(platform);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (
+            v["simulated_time"].as_f64().unwrap(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (t, notice) = time("one.xml");
+    assert!((t - 2.0).abs() < 2e-6, "{t}");
+    assert!(notice.contains("no in-call-times.csv in"), "{notice}");
+    let table = |share1: &str| {
+        format!("rank,calls,wall_secs,cpu_secs\n0,2,0.1,0.1\n1,2,0.5,{share1}\n2,1,0,0\n")
+    };
+    for (cpu1, platform, expected) in [
+        ("0.1", "one.xml", 2.5),
+        ("0.25", "one.xml", 3.0),
+        ("0.1", "three.xml", 1.0),
+    ] {
+        std::fs::write(tmp.path().join("in-call-times.csv"), table(cpu1)).unwrap();
+        let (t, _) = time(platform);
+        assert!(
+            ((t - expected) / expected).abs() < 1e-6,
+            "{platform}, rank 1 CPU {cpu1} s of 0.5 s: {t} s, expected {expected}"
+        );
+    }
+    std::fs::write(
+        tmp.path().join("in-call-times.csv"),
+        "rank,calls,wall_secs,cpu_secs\n0,x,1,1\n",
+    )
+    .unwrap();
+    let o = run("one.xml");
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("in-call-times.csv:2: malformed 'in-call times': a count of calls, found 'x'"),
+        "{e}"
+    );
+}
+
 /// Writes `two.xml` into `dir`: one host `h` of 2 cores at 1 Gf in a Full zone.
 fn write_two_core_host(dir: &std::path::Path) {
     std::fs::write(

@@ -10,10 +10,40 @@ mod common;
 use common::mpi::{root, text, timeless};
 use common::trace::{have_mpi, trace_and_simulate};
 
+/// Also the tracer's in-call times (`in-call-times.csv`, `timeless_trace::incall`): a line
+/// per rank, one call per action line of its trace but `init`, `finalize` and `compute` (the
+/// ring writes one record per call; the tracer starts after `MPI_Init` and closes inside
+/// `MPI_Finalize`), some wall time in them, and no more CPU time than wall time (a thread
+/// cannot be on a core longer than it exists; the chained clock counts a short interval's
+/// wall time as its CPU time, never more).
 #[test]
 fn ring() {
     if have_mpi() {
-        trace_and_simulate("ring", &[], "ring: 4 rounds of 1000000 bytes on 4 ranks");
+        let dir = trace_and_simulate("ring", &[], "ring: 4 rounds of 1000000 bytes on 4 ranks");
+        let times = timeless_trace::incall::read(&dir)
+            .expect("in-call times parse")
+            .expect("the tracer writes in-call-times.csv");
+        assert_eq!(times.len(), 4);
+        for (r, t) in times.iter().enumerate() {
+            let t = t.unwrap_or_else(|| panic!("rank {r} has in-call times"));
+            let calls = std::fs::read_to_string(dir.join(format!("rank-{r}.txt")))
+                .unwrap()
+                .lines()
+                .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+                .filter(|l| {
+                    !matches!(
+                        l.split_whitespace().nth(1),
+                        Some("init" | "finalize" | "compute")
+                    )
+                })
+                .count() as u64;
+            assert_eq!(t.calls, calls, "rank {r}");
+            assert!(t.wall_secs > 0.0, "rank {r}: {t:?}");
+            assert!(
+                t.cpu_secs <= t.wall_secs + 1e-9 * t.calls as f64,
+                "rank {r}: {t:?}"
+            );
+        }
     }
 }
 

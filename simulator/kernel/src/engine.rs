@@ -17,7 +17,8 @@
 //! * **sleep**: no resource, a fixed date (at least `surf/precision` after now if positive).
 //! * **poll** (a timeless extension, [`Engine::start_poll`]): an execution without end and of
 //!   penalty `1/share`, cancelled by its owner ([`Engine::cancel`]); it is never in the event
-//!   heap.
+//!   heap. A bounded poll ([`Engine::start_poll_bounded`]) has penalty 1 and takes at most a
+//!   given share of one core (its variable's bound).
 //!
 //! Updates are lazy (`network/optim:Lazy`): an activity's remaining amount is brought up to date
 //! only when its rate changes, and its completion date lives in an indexed heap. Events less than
@@ -417,6 +418,21 @@ impl Engine {
             f64::INFINITY
         };
         self.exec_on_system(cpu, remaining, 1.0 / share, Phase::Running)
+    }
+
+    /// Starts a poll on CPU `cpu` that takes at most `share` (0 < share <= 1) of one core: a
+    /// variable of weight 1 bounded by `share` × the core's speed, for ever (until
+    /// [`Engine::cancel`]). With n computing ranks on a saturated core it gets min(share,
+    /// 1/(n+1)) of it (max-min with a bound, as SimGrid's `Action::set_bound`).
+    pub fn start_poll_bounded(&mut self, cpu: u32, share: f64) -> ActivityId {
+        debug_assert!(share > 0.0 && share <= 1.0);
+        let id = self.exec_on_system(cpu, f64::INFINITY, 1.0, Phase::Running);
+        let var = self.acts[id.0 as usize]
+            .var
+            .expect("an execution on the system has a variable");
+        let speed = self.cpus[cpu as usize].speed;
+        self.lmm.set_bound(var, share * speed);
+        id
     }
 
     /// Ends activity `id` before its completion (a poll of [`Engine::start_poll`]): its

@@ -49,6 +49,18 @@ pub struct ReplayConfig {
     /// the wait (an MPI library that spins a while, then blocks or yields); each time the rank
     /// blocks again, it spins again. Infinite: it polls for the whole wait.
     pub poll_spin_secs: f64,
+    /// `timeless/poll-cpu-from-trace` (no; a timeless extension, not a SimGrid key): each
+    /// blocked rank keeps busy the share of a core it kept busy inside MPI calls in the traced
+    /// run, [`ReplayConfig::poll_cpu_by_rank`], which the front end reads from the trace's
+    /// `in-call-times.csv` (`timeless_trace::incall`). Measured where `timeless/poll-cpu-share`
+    /// is a guess: a folded run's waiting ranks take the core from its computing ones by what
+    /// the MPI library's progress loop burns, which depends on the application.
+    pub poll_cpu_from_trace: bool,
+    /// Per rank, the share of a core (0..=1) its poll takes while it is blocked, as an upper
+    /// bound: a poll variable of weight 1 bounded by the share times the core's speed
+    /// (`Engine::start_poll_bounded`). Empty: no such poll. Set by front ends (not a key), used
+    /// when `timeless/poll-cpu-share` is 0.
+    pub poll_cpu_by_rank: Vec<f64>,
     /// `timeless/pin-ranks` (no; a timeless extension, not a SimGrid key): each rank's
     /// executions (and polls) run on one core of its host instead of on the host's cores in
     /// common: the k-th rank placed on a host with C cores (ranks in order) gets core k mod C,
@@ -103,6 +115,8 @@ impl Default for ReplayConfig {
             simulate_computation: true,
             poll_cpu_share: 0.0,
             poll_spin_secs: f64::INFINITY,
+            poll_cpu_from_trace: false,
+            poll_cpu_by_rank: Vec::new(),
             pin_ranks: false,
             fold_slice_secs: 0.0,
             rendezvous_late_wait: PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_OVERHEAD, 2)
@@ -221,6 +235,7 @@ impl ReplayConfig {
             "timeless/poll-spin-secs" => self.poll_spin_secs = parse_f64(key, value)?,
             "timeless/rendezvous-late-wait" => self.rendezvous_late_wait = factor(1)?,
             "timeless/pin-ranks" => self.pin_ranks = parse_bool(key, value)?,
+            "timeless/poll-cpu-from-trace" => self.poll_cpu_from_trace = parse_bool(key, value)?,
             "timeless/fold-slice-secs" => self.fold_slice_secs = parse_f64(key, value)?,
             k if NO_EFFECT_KEYS.contains(&k) => return Ok(KeyEffect::Ignored),
             _ => {

@@ -46,6 +46,7 @@ use timeless_platform::{deployment, Platform, PlatformError, PlatformOptions, Wh
 use timeless_replay::{KeyEffect, Observer, ReplayConfig, ReplayError, Report, Simulation};
 use timeless_trace::{TraceError, TraceSet, TraceSource};
 
+mod polls;
 /// The error a [`Frontend`] may return when asked for its observer (e.g. a timeline file that
 /// cannot be created).
 pub type FrontendError = Box<dyn std::error::Error + Send + Sync>;
@@ -587,6 +588,7 @@ pub fn simulate(
             first_file.as_deref(),
         )?),
     };
+    polls::set_trace_polls(&mut cfg, config, first_file.as_deref(), frontend)?;
     let compensated = match &meta {
         Some(Ok(m)) => Some(CompensatedTrace::new(&*traces, m)),
         _ => None,

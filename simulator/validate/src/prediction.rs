@@ -215,9 +215,10 @@ impl Models {
                 compensate,
             )
         };
-        let (kernel_secs, kernel_removed) = replay(&calib.platform, &calib.cfg, self.compensate)?;
+        let cfg = with_trace_polls(&calib.cfg, trace_dir)?;
+        let (kernel_secs, kernel_removed) = replay(&calib.platform, &cfg, self.compensate)?;
         let trace_secs = match &trace_platform {
-            Some(p) => Some(replay(p, &calib.cfg, self.compensate)?),
+            Some(p) => Some(replay(p, &cfg, self.compensate)?),
             None => None,
         };
         let (secs, removed) = match (self.source, trace_secs) {
@@ -225,9 +226,9 @@ impl Models {
             _ => (kernel_secs, kernel_removed),
         };
         let trace_secs = trace_secs.map(|t| t.0);
-        let other_compensation_secs = replay(chosen, &calib.cfg, !self.compensate)?.0;
-        let compute_only_secs = replay(chosen, &free_network(&calib.cfg), self.compensate)?.0;
-        let mut no_compute = calib.cfg.clone();
+        let other_compensation_secs = replay(chosen, &cfg, !self.compensate)?.0;
+        let compute_only_secs = replay(chosen, &free_network(&cfg), self.compensate)?.0;
+        let mut no_compute = cfg.clone();
         no_compute
             .set("smpi/simulate-computation:no")
             .map_err(ValidateError::Config)?;
@@ -277,6 +278,26 @@ impl From<PlatformError> for LoadError {
 fn replay_config(path: &Path) -> Result<ReplayConfig, LoadError> {
     let mut cfg = ReplayConfig::default();
     timeless_run::read_cfg_file(path, &mut cfg, &mut |_| {})?;
+    Ok(cfg)
+}
+
+/// `cfg` with each rank's poll share from `trace_dir`'s in-call times when
+/// `timeless/poll-cpu-from-trace` is on (a rank without times, or a trace without the file,
+/// polls at share 0: waiting is free, as without the key).
+///
+/// # Errors
+/// [`ValidateError::TraceMeta`] if the file exists but does not parse.
+fn with_trace_polls(cfg: &ReplayConfig, trace_dir: &Path) -> Result<ReplayConfig, ValidateError> {
+    let mut cfg = cfg.clone();
+    if cfg.poll_cpu_from_trace {
+        let times = timeless_trace::incall::read(trace_dir)
+            .map_err(|e| ValidateError::TraceMeta(e.to_string()))?
+            .unwrap_or_default();
+        cfg.poll_cpu_by_rank = times
+            .iter()
+            .map(|t| t.map_or(0.0, |t| t.cpu_share()))
+            .collect();
+    }
     Ok(cfg)
 }
 

@@ -35,6 +35,10 @@ pub(crate) fn before_finalize() {
         crate::callsite::at_finalize,
     );
     runtime::guarded_startup(
+        "the in-call times' gather at MPI_Finalize",
+        crate::incall::at_finalize,
+    );
+    runtime::guarded_startup(
         "the compression's merge at MPI_Finalize",
         crate::online::merge::at_finalize_once,
     );

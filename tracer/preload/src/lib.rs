@@ -63,6 +63,7 @@ pub mod flowcapture;
 pub mod fortran;
 pub mod gather;
 pub mod hooks;
+pub mod incall;
 pub mod init;
 pub mod meta;
 pub mod mpi;

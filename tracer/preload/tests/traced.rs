@@ -1505,7 +1505,7 @@ fn the_gather_moves_every_rank_s_files_onto_rank_0_over_mpi() {
         assert_eq!(local(r).join("trace-list.txt").exists(), r == 0);
         assert!(!local(r).join(format!(".timeless-gather-{r}")).exists());
     }
-    for name in ["trace-list.txt", "timed-list.txt"] {
+    for name in ["trace-list.txt", "timed-list.txt", "in-call-times.csv"] {
         let original = std::fs::read(local(0).join(name)).unwrap();
         assert_eq!(original, std::fs::read(dir.join(name)).unwrap(), "{name}");
         total += original.len() as u64;
@@ -1522,11 +1522,12 @@ fn the_gather_moves_every_rank_s_files_onto_rank_0_over_mpi() {
         "{meta}"
     );
     total += original_meta.len() as u64;
-    // 10 rank files, 2 lists and the metadata; 3 rounds for 5 ranks in a binomial tree.
+    // 10 rank files, 2 lists, the in-call times and the metadata; 3 rounds for 5 ranks in a
+    // binomial tree.
     for field in [
         "\"radix\": 2,".to_string(),
         "\"rounds\": 3,".to_string(),
-        "\"files\": 13,".to_string(),
+        "\"files\": 14,".to_string(),
         format!("\"bytes\": {total},"),
     ] {
         assert!(meta.contains(&field), "{field}:\n{meta}");

@@ -10,6 +10,7 @@ pub mod ahead;
 pub mod callsites;
 pub mod datatype;
 pub mod error;
+pub mod incall;
 pub mod line_memo;
 pub mod lines;
 pub mod listed;

@@ -142,6 +142,36 @@ fn a_spinning_poll_ends_after_its_cpu_time() {
     }
 }
 
+/// A bounded poll takes at most its share of a core: 1 Gflop on a 1 Gflop/s core next to a
+/// poll bounded at 0.25 runs at 0.75 Gflop/s, done at 4/3 s; next to one bounded at 0.6 the
+/// max-min share (0.5 each, under the bound) rules: done at 2 s. Next to two polls of 0.25 and
+/// a second execution of 1 Gflop: the polls take 0.25 each (the fair share 0.25 meets their
+/// bound) and the executions 0.25 each: both done at 4 s. On two cores the poll takes the
+/// idle one: done at 1 s.
+#[test]
+fn bounded_polls_take_at_most_their_share() {
+    for (cores, shares, execs, expected) in [
+        (1, vec![0.25], 1, 4.0 / 3.0),
+        (1, vec![0.6], 1, 2.0),
+        (1, vec![0.25, 0.25], 2, 4.0),
+        (2, vec![0.25], 1, 1.0),
+    ] {
+        let mut e = Engine::new(NetworkConfig::default());
+        let c = e.add_cpu(1e9, cores);
+        let xs: Vec<_> = (0..execs).map(|_| e.start_exec(c, 1e9)).collect();
+        for &f in &shares {
+            e.start_poll_bounded(c, f);
+        }
+        let out = run_to_end(&mut e);
+        assert_eq!(out.len(), execs, "{shares:?}: the polls never end");
+        for (id, t) in out {
+            assert!(xs.contains(&id));
+            assert!(rel(t, expected) < 1e-12, "{cores} cores, {shares:?}: {t}");
+        }
+        assert_eq!(e.in_progress(), shares.len());
+    }
+}
+
 /// Incremental and full re-solves give the same dates on a contended mix.
 #[test]
 fn full_and_incremental_solves_agree() {

@@ -89,13 +89,24 @@ impl Simulation<'_> {
             st.wait_last_match = now;
             st.block = Block::Requests;
             st.steps.push_front(Step::WaitNext);
-            if self.cfg.poll_cpu_share > 0.0 && st.poll.is_none() {
+            if st.poll.is_none() {
                 let cpu = st.cpu;
-                let a =
-                    self.engine
-                        .start_poll(cpu, self.cfg.poll_cpu_share, self.cfg.poll_spin_secs);
-                self.set_owner(a, Owner::Poll(r));
-                self.ranks[r as usize].poll = Some(a);
+                let measured = self.cfg.poll_cpu_by_rank.get(r as usize).copied();
+                let a = if self.cfg.poll_cpu_share > 0.0 {
+                    Some(self.engine.start_poll(
+                        cpu,
+                        self.cfg.poll_cpu_share,
+                        self.cfg.poll_spin_secs,
+                    ))
+                } else {
+                    measured
+                        .filter(|&f| f > 0.0)
+                        .map(|f| self.engine.start_poll_bounded(cpu, f.min(1.0)))
+                };
+                if let Some(a) = a {
+                    self.set_owner(a, Owner::Poll(r));
+                    self.ranks[r as usize].poll = Some(a);
+                }
             }
         } else {
             self.ranks[r as usize].waiting.clear();

@@ -51,6 +51,9 @@ impl Tracer {
         call: TypeId,
     ) -> Result<(), Fail> {
         self.current_call = call;
+        // `t_in` is the clock's latest point: the call's enter.
+        self.in_call
+            .enter(crate::clock::last_point_wall_secs(), t_in);
         let cpu = (t_in - self.last_exit).max(0.0);
         self.pending.add(cpu);
         if let Some(c) = &mut self.counted {

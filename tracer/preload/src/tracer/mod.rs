@@ -122,6 +122,8 @@ pub struct Tracer {
     callsite: Option<u32>,
     /// Call sites of the wildcard `irecv`s whose hole is not filled yet.
     hole_sites: FxHashMap<HoleId, u32>,
+    /// Wall and CPU time inside the traced calls (see `incall`).
+    in_call: crate::incall::InCall,
 }
 
 // SAFETY: the tracer holds MPI handles (plain identifiers, pointers under Open MPI) and raw
@@ -164,6 +166,7 @@ impl Tracer {
             callsites: None,
             callsite: None,
             hole_sites: FxHashMap::default(),
+            in_call: crate::incall::InCall::default(),
         }
     }
 

@@ -146,6 +146,8 @@ impl Tracer {
         }
         let r = self.flush_if_due(crate::clock::last_point_wall_secs());
         self.last_exit = thread_cpu_chained_secs();
+        self.in_call
+            .exit(crate::clock::last_point_wall_secs(), self.last_exit);
         self.mark_counter();
         r
     }
@@ -184,6 +186,7 @@ impl Tracer {
         if let Some(c) = &self.callsites {
             crate::callsite::closed(c);
         }
+        crate::incall::closed(&self.in_call);
         let unfilled =
             |id| format!("# irecv #{id} from MPI_ANY_SOURCE/MPI_ANY_TAG never completed");
         self.out.finish(&unfilled)?;
