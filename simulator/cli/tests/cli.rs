@@ -406,15 +406,18 @@ fn waiting_ranks_poll_a_share_of_the_core() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("'-1' must be a finite number >= 0"));
 }
 
-/// `timeless/poll-cpu-from-trace` (a timeless extension): a blocked rank's poll takes at most
-/// the share of a core it kept busy in MPI calls in the traced run (`in-call-times.csv` next
-/// to the trace). The trace of `waiting_ranks_poll_a_share_of_the_core`: ranks 0 and 2
-/// compute 1 Gflop each on a 1-core 1 Gf host while rank 1 waits. Rank 1 at share 0.2 (0.1 s
-/// of CPU in 0.5 s of calls): the poll is held at 0.2 Gf, the two executions share 0.8 Gf, 2.5
-/// s. At share 0.5 the fair share of three, 1/3, is under the bound: 3 s. With three cores,
-/// 1 s. Without the file: a notice, and waiting is free (2 s). A bad file: its line, exit 2.
+/// `timeless/poll-cpu-from-trace` (a timeless extension): each MPI call adds the CPU time a
+/// call cost the rank in the traced run (`in-call-times.csv` next to the trace: its in-call
+/// CPU seconds over its calls) to the rank's budget, which a blocked rank polls away at the
+/// share of a computing rank. The trace of `waiting_ranks_poll_a_share_of_the_core`: ranks 0
+/// and 2 compute 1 Gflop each on a 1-core 1 Gf host while rank 1 waits in its one call, a
+/// `recv`. With a budget of B s the three share the core until the poll has burnt B (at 3B),
+/// then the two executions share it for their last 1 - B Gflop: 3B + 2(1 - B) = 2 + B
+/// seconds (B = 0.5: 1 s of CPU over 2 calls; B = 0.25). A budget of 2 s outlasts the wait:
+/// the executions end at 3 s, and so does the poll, with 1 s unspent. Three cores: 1 s.
+/// Without the file: a notice, and waiting is free (2 s). A bad file: its line, exit 2.
 #[test]
-fn waiting_ranks_poll_their_traced_share_of_the_core() {
+fn waiting_ranks_poll_their_traced_cpu_time() {
     let tmp = tempfile::tempdir().expect("tmp");
     let platform = |cores: u32| {
         format!(
@@ -435,12 +438,8 @@ fn waiting_ranks_poll_their_traced_share_of_the_core() {
         Command::new(env!("CARGO_BIN_EXE_timeless"))
             .current_dir(tmp.path())
             .args(["simulate", "trace.txt", "-p", platform, "-n", "3"])
-            .args([
-                "--cfg",
-                "timeless/poll-cpu-from-trace:yes",
-                "--format",
-                "json",
-            ])
+            .args(["--cfg", "timeless/poll-cpu-from-trace:yes"])
+            .args(["--format", "json"])
             .output()
             .unwrap()
     };
@@ -456,33 +455,29 @@ fn waiting_ranks_poll_their_traced_share_of_the_core() {
     let (t, notice) = time("one.xml");
     assert!((t - 2.0).abs() < 2e-6, "{t}");
     assert!(notice.contains("no in-call-times.csv in"), "{notice}");
-    let table = |share1: &str| {
-        format!("rank,calls,wall_secs,cpu_secs\n0,2,0.1,0.1\n1,2,0.5,{share1}\n2,1,0,0\n")
+    let table = |calls1: u32, cpu1: f64| {
+        format!("rank,calls,wall_secs,cpu_secs\n0,1,0.1,0.1\n1,{calls1},9,{cpu1}\n2,0,0,0\n")
     };
-    for (cpu1, platform, expected) in [
-        ("0.1", "one.xml", 2.5),
-        ("0.25", "one.xml", 3.0),
-        ("0.1", "three.xml", 1.0),
+    for (calls1, cpu1, platform, expected) in [
+        (2, 1.0, "one.xml", 2.5),
+        (1, 0.25, "one.xml", 2.25),
+        (1, 2.0, "one.xml", 3.0),
+        (2, 1.0, "three.xml", 1.0),
     ] {
-        std::fs::write(tmp.path().join("in-call-times.csv"), table(cpu1)).unwrap();
+        std::fs::write(tmp.path().join("in-call-times.csv"), table(calls1, cpu1)).unwrap();
         let (t, _) = time(platform);
         assert!(
             ((t - expected) / expected).abs() < 1e-6,
-            "{platform}, rank 1 CPU {cpu1} s of 0.5 s: {t} s, expected {expected}"
+            "{platform}, rank 1: {cpu1} s of CPU in {calls1} calls: {t} s, expected {expected}"
         );
     }
-    std::fs::write(
-        tmp.path().join("in-call-times.csv"),
-        "rank,calls,wall_secs,cpu_secs\n0,x,1,1\n",
-    )
-    .unwrap();
+    let bad = "rank,calls,wall_secs,cpu_secs\n0,x,1,1\n";
+    std::fs::write(tmp.path().join("in-call-times.csv"), bad).unwrap();
     let o = run("one.xml");
     assert_eq!(o.status.code(), Some(2));
     let e = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        e.contains("in-call-times.csv:2: malformed 'in-call times': a count of calls, found 'x'"),
-        "{e}"
-    );
+    let want = "in-call-times.csv:2: malformed 'in-call times': a count of calls, found 'x'";
+    assert!(e.contains(want), "{e}");
 }
 
 /// Writes `two.xml` into `dir`: one host `h` of 2 cores at 1 Gf in a Full zone.

@@ -310,9 +310,9 @@ fn no_text_writes_only_the_compressed_trace() {
 /// `--compress` in scattered mode with `--gather` (a localhost hostfile, as `tests/trace_launch.rs`'s
 /// scattered test): the ranks write into a node-local temporary directory, rank 0 merges the
 /// compressed trace there at `MPI_Finalize` *before* the gather, which then moves it with the
-/// text files: 4 rank files, the list, the metadata and trace.tlg, 7 files. The gathered
-/// trace.tlg is the gathered text trace (lossless), carries the run's metadata and replays to
-/// the same time; no temporary directory is left.
+/// text files: 4 rank files, the list, the in-call times, the metadata and trace.tlg, 8
+/// files. The gathered trace.tlg is the gathered text trace (lossless), carries the run's
+/// metadata and replays to the same time; no temporary directory is left.
 #[test]
 fn compression_in_a_gathered_scattered_run() {
     if !have_mpi() {
@@ -344,7 +344,7 @@ fn compression_in_a_gathered_scattered_run() {
     let (o, e) = text(&out);
     assert!(out.status.success(), "{o}{e}");
     assert!(!e.contains("disabled"), "{e}");
-    assert!(o.contains("gathered over MPI: 7 files"), "{o}");
+    assert!(o.contains("gathered over MPI: 8 files"), "{o}");
     let tlg = dir.join("trace.tlg");
     assert!(
         o.contains(&format!("compressed online: {}", tlg.display())),
@@ -358,6 +358,7 @@ fn compression_in_a_gathered_scattered_run() {
     assert_eq!(
         names,
         [
+            "in-call-times.csv",
             "rank-0.txt",
             "rank-1.txt",
             "rank-2.txt",

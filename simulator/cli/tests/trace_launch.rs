@@ -112,13 +112,16 @@ fn scattered_mode_gathers_the_rank_files_over_mpi() {
         assert!(o.contains("Traced 4 ranks"), "{o}");
         assert!(
             o.contains(&format!(
-                "gathered over MPI: 6 files, {} bytes, {radix}-nomial tree in {rounds} rounds",
+                "gathered over MPI: 7 files, {} bytes, {radix}-nomial tree in {rounds} rounds",
                 (0..4)
                     .map(|r| std::fs::metadata(dir.join(format!("rank-{r}.txt")))
                         .unwrap()
                         .len())
                     .sum::<u64>()
                     + std::fs::metadata(dir.join("trace-list.txt")).unwrap().len()
+                    + std::fs::metadata(dir.join("in-call-times.csv"))
+                        .unwrap()
+                        .len()
                     + gathered_meta_len(&dir)
             )),
             "{o}"

@@ -17,8 +17,7 @@
 //! * **sleep**: no resource, a fixed date (at least `surf/precision` after now if positive).
 //! * **poll** (a timeless extension, [`Engine::start_poll`]): an execution without end and of
 //!   penalty `1/share`, cancelled by its owner ([`Engine::cancel`]); it is never in the event
-//!   heap. A bounded poll ([`Engine::start_poll_bounded`]) has penalty 1 and takes at most a
-//!   given share of one core (its variable's bound).
+//!   heap; [`Engine::cancel_poll_secs`] says how much of its spin was left.
 //!
 //! Updates are lazy (`network/optim:Lazy`): an activity's remaining amount is brought up to date
 //! only when its rate changes, and its completion date lives in an indexed heap. Events less than
@@ -420,19 +419,18 @@ impl Engine {
         self.exec_on_system(cpu, remaining, 1.0 / share, Phase::Running)
     }
 
-    /// Starts a poll on CPU `cpu` that takes at most `share` (0 < share <= 1) of one core: a
-    /// variable of weight 1 bounded by `share` × the core's speed, for ever (until
-    /// [`Engine::cancel`]). With n computing ranks on a saturated core it gets min(share,
-    /// 1/(n+1)) of it (max-min with a bound, as SimGrid's `Action::set_bound`).
-    pub fn start_poll_bounded(&mut self, cpu: u32, share: f64) -> ActivityId {
-        debug_assert!(share > 0.0 && share <= 1.0);
-        let id = self.exec_on_system(cpu, f64::INFINITY, 1.0, Phase::Running);
-        let var = self.acts[id.0 as usize]
-            .var
-            .expect("an execution on the system has a variable");
-        let speed = self.cpus[cpu as usize].speed;
-        self.lmm.set_bound(var, share * speed);
-        id
+    /// Ends poll `id` (as [`Engine::cancel`]) and returns the CPU time its spin had left,
+    /// seconds at its core's speed (0 if it had ended, infinite for an endless spin).
+    pub fn cancel_poll_secs(&mut self, id: ActivityId) -> f64 {
+        let a = id.0 as usize;
+        if self.acts[a].phase == Phase::Free {
+            return 0.0;
+        }
+        let now = self.now;
+        self.acts[a].advance(now);
+        let left = self.acts[a].remaining.max(0.0) / self.cpus[self.acts[a].cpu as usize].speed;
+        self.cancel(id);
+        left
     }
 
     /// Ends activity `id` before its completion (a poll of [`Engine::start_poll`]): its

@@ -49,18 +49,20 @@ pub struct ReplayConfig {
     /// the wait (an MPI library that spins a while, then blocks or yields); each time the rank
     /// blocks again, it spins again. Infinite: it polls for the whole wait.
     pub poll_spin_secs: f64,
-    /// `timeless/poll-cpu-from-trace` (no; a timeless extension, not a SimGrid key): each
-    /// blocked rank keeps busy the share of a core it kept busy inside MPI calls in the traced
-    /// run, [`ReplayConfig::poll_cpu_by_rank`], which the front end reads from the trace's
-    /// `in-call-times.csv` (`timeless_trace::incall`). Measured where `timeless/poll-cpu-share`
-    /// is a guess: a folded run's waiting ranks take the core from its computing ones by what
-    /// the MPI library's progress loop burns, which depends on the application.
+    /// `timeless/poll-cpu-from-trace` (no; a timeless extension, not a SimGrid key): each rank
+    /// spends, on its core, the CPU time it spent inside MPI calls in the traced run: every
+    /// call adds [`ReplayConfig::poll_cpu_secs_per_call`] to the rank's budget, and a blocked
+    /// rank polls (as a computing rank's equal, `Engine::start_poll` of share 1) until its
+    /// budget is spent or its wait ends (the rest is kept for its next wait). The front end
+    /// reads the budget from the trace's `in-call-times.csv` (`timeless_trace::incall`). In a
+    /// run folded several ranks per core the cores are busy for the compute plus this time
+    /// (`validation/external/README.md`, session 39), which the ranks' calls take from the
+    /// computing core-mates; on a core of its own a poll delays nobody.
     pub poll_cpu_from_trace: bool,
-    /// Per rank, the share of a core (0..=1) its poll takes while it is blocked, as an upper
-    /// bound: a poll variable of weight 1 bounded by the share times the core's speed
-    /// (`Engine::start_poll_bounded`). Empty: no such poll. Set by front ends (not a key), used
-    /// when `timeless/poll-cpu-share` is 0.
-    pub poll_cpu_by_rank: Vec<f64>,
+    /// Per rank, CPU seconds each of its MPI calls adds to its poll budget (its in-call CPU
+    /// time over its calls in the traced run). Empty: no budget. Set by front ends (not a
+    /// key), used when `timeless/poll-cpu-share` is 0.
+    pub poll_cpu_secs_per_call: Vec<f64>,
     /// `timeless/pin-ranks` (no; a timeless extension, not a SimGrid key): each rank's
     /// executions (and polls) run on one core of its host instead of on the host's cores in
     /// common: the k-th rank placed on a host with C cores (ranks in order) gets core k mod C,
@@ -116,7 +118,7 @@ impl Default for ReplayConfig {
             poll_cpu_share: 0.0,
             poll_spin_secs: f64::INFINITY,
             poll_cpu_from_trace: false,
-            poll_cpu_by_rank: Vec::new(),
+            poll_cpu_secs_per_call: Vec::new(),
             pin_ranks: false,
             fold_slice_secs: 0.0,
             rendezvous_late_wait: PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_OVERHEAD, 2)

@@ -165,6 +165,8 @@ pub struct RankState {
     /// The poll this rank runs on its host while blocked in [`Block::Requests`]
     /// (`timeless/poll-cpu-share`).
     pub poll: Option<ActivityId>,
+    /// CPU seconds of in-call time not polled yet (`timeless/poll-cpu-from-trace`).
+    pub poll_budget_secs: f64,
     /// Probe back-off multiplier (per rank here, global in SimGrid 3.32).
     pub probe_sleeps: u32,
     /// Start date of the blocking activity.
@@ -210,6 +212,7 @@ impl RankState {
             eof: false,
             test_sleeps: 1,
             poll: None,
+            poll_budget_secs: 0.0,
             probe_sleeps: 1,
             activity_start: 0.0,
             init_secs: 0.0,

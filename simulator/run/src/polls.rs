@@ -31,9 +31,9 @@ pub(crate) fn set_trace_polls(
     let dir = dir.unwrap_or_default();
     match timeless_trace::incall::read(&dir)? {
         Some(times) => {
-            cfg.poll_cpu_by_rank = times
+            cfg.poll_cpu_secs_per_call = times
                 .iter()
-                .map(|t| t.map_or(0.0, |t| t.cpu_share()))
+                .map(|t| t.map_or(0.0, |t| t.cpu_secs_per_call()))
                 .collect();
         }
         None => frontend.notice(&format!(

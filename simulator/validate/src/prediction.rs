@@ -293,9 +293,9 @@ fn with_trace_polls(cfg: &ReplayConfig, trace_dir: &Path) -> Result<ReplayConfig
         let times = timeless_trace::incall::read(trace_dir)
             .map_err(|e| ValidateError::TraceMeta(e.to_string()))?
             .unwrap_or_default();
-        cfg.poll_cpu_by_rank = times
+        cfg.poll_cpu_secs_per_call = times
             .iter()
-            .map(|t| t.map_or(0.0, |t| t.cpu_share()))
+            .map(|t| t.map_or(0.0, |t| t.cpu_secs_per_call()))
             .collect();
     }
     Ok(cfg)

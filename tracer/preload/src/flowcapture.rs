@@ -91,6 +91,11 @@ impl Config {
     }
 }
 
+/// Whether the flow graph is all that is written (`--flowgraph-only`: no text trace).
+pub fn only() -> bool {
+    CONFIG.get().is_some_and(|c| c.only)
+}
+
 /// Reads `TIMELESS_FLOWGRAPH` / `TIMELESS_FLOWGRAPH_ONLY` / `TIMELESS_FLOWGRAPH_CHECK`.
 pub fn configure_from_env() -> Option<&'static Config> {
     let file = std::env::var_os("TIMELESS_FLOWGRAPH").filter(|v| !v.is_empty())?;

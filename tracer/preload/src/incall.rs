@@ -86,10 +86,15 @@ fn table(parts: &[Option<String>]) -> String {
 }
 
 /// At `MPI_Finalize`, on every rank (collective: every rank must call it): when the tracer
-/// started and writes a TI trace (not a profile only), gathers the ranks' sums on rank 0,
-/// which writes [`FILE`] in its trace directory.
+/// started and writes the text trace (not a profile or a flow graph only, not a compressed
+/// trace only: `--no-text`), gathers the ranks' sums on rank 0, which writes [`FILE`] in its
+/// trace directory. (The conditions come from the environment, the same on every rank.)
 pub fn at_finalize() {
-    if !crate::setup::started() || crate::profile::only() {
+    if !crate::setup::started()
+        || crate::profile::only()
+        || crate::flowcapture::only()
+        || !crate::online::text_enabled()
+    {
         return;
     }
     let part = CLOSED

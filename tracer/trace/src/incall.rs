@@ -11,7 +11,7 @@
 //!
 //! A rank whose tracer did not close has empty fields (`2,,,`). The CPU share of a rank's
 //! waits, [`InCallTimes::cpu_share`], is what a run folded K ranks per core took from the
-//! core's other ranks while that rank was in MPI (`timeless/poll-cpu-from-trace`).
+//! core's other ranks while that rank was in MPI (`timeless/poll-cpu-from-trace` spends [`InCallTimes::cpu_secs_per_call`] per call).
 
 use std::path::Path;
 
@@ -40,6 +40,18 @@ impl InCallTimes {
     pub fn cpu_share(&self) -> f64 {
         if self.wall_secs > 0.0 {
             (self.cpu_secs / self.wall_secs).min(1.0)
+        } else {
+            0.0
+        }
+    }
+}
+
+impl InCallTimes {
+    /// `cpu_secs / calls`, seconds (0 without calls): what one call cost the rank's core on
+    /// average.
+    pub fn cpu_secs_per_call(&self) -> f64 {
+        if self.calls > 0 {
+            self.cpu_secs / self.calls as f64
         } else {
             0.0
         }
@@ -141,6 +153,7 @@ mod tests {
         assert_eq!(r0.calls, 37473);
         assert!((r0.cpu_share() - 0.194459207 / 3.184374886).abs() < 1e-15);
         assert!((r0.cpu_share() - 0.06106668).abs() < 1e-8);
+        assert!((r0.cpu_secs_per_call() - 0.194459207 / 37473.0).abs() < 1e-18);
         assert_eq!(t[1], None);
         assert_eq!(t[2].unwrap().cpu_share(), 1.0);
     }

@@ -142,34 +142,25 @@ fn a_spinning_poll_ends_after_its_cpu_time() {
     }
 }
 
-/// A bounded poll takes at most its share of a core: 1 Gflop on a 1 Gflop/s core next to a
-/// poll bounded at 0.25 runs at 0.75 Gflop/s, done at 4/3 s; next to one bounded at 0.6 the
-/// max-min share (0.5 each, under the bound) rules: done at 2 s. Next to two polls of 0.25 and
-/// a second execution of 1 Gflop: the polls take 0.25 each (the fair share 0.25 meets their
-/// bound) and the executions 0.25 each: both done at 4 s. On two cores the poll takes the
-/// idle one: done at 1 s.
+/// A cancelled poll says how much of its spin was left: share 1 next to a 1-Gflop execution
+/// on one 1 Gflop/s core, spin 0.5 s: at 0.4 s it has burnt 0.2 s of core time, 0.3 s left;
+/// an endless one has infinitely much left, an ended one nothing.
 #[test]
-fn bounded_polls_take_at_most_their_share() {
-    for (cores, shares, execs, expected) in [
-        (1, vec![0.25], 1, 4.0 / 3.0),
-        (1, vec![0.6], 1, 2.0),
-        (1, vec![0.25, 0.25], 2, 4.0),
-        (2, vec![0.25], 1, 1.0),
-    ] {
-        let mut e = Engine::new(NetworkConfig::default());
-        let c = e.add_cpu(1e9, cores);
-        let xs: Vec<_> = (0..execs).map(|_| e.start_exec(c, 1e9)).collect();
-        for &f in &shares {
-            e.start_poll_bounded(c, f);
-        }
-        let out = run_to_end(&mut e);
-        assert_eq!(out.len(), execs, "{shares:?}: the polls never end");
-        for (id, t) in out {
-            assert!(xs.contains(&id));
-            assert!(rel(t, expected) < 1e-12, "{cores} cores, {shares:?}: {t}");
-        }
-        assert_eq!(e.in_progress(), shares.len());
-    }
+fn a_cancelled_poll_returns_its_unspent_spin() {
+    let mut e = Engine::new(NetworkConfig::default());
+    let c = e.add_cpu(1e9, 1);
+    e.start_exec(c, 1e9);
+    let p = e.start_poll(c, 1.0, 0.5);
+    let q = e.start_poll(c, 1.0, f64::INFINITY);
+    let s = e.start_sleep(0.6);
+    let mut done = Vec::new();
+    assert!(e.step(&mut done));
+    assert_eq!((done.as_slice(), e.now()), ([s].as_slice(), 0.6));
+    // Three contenders for 0.6 s: each has had 0.2 s of core time.
+    let left = e.cancel_poll_secs(p);
+    assert!((left - 0.3).abs() < 1e-12, "{left}");
+    assert_eq!(e.cancel_poll_secs(q), f64::INFINITY);
+    assert_eq!(e.cancel_poll_secs(q), 0.0, "already cancelled");
 }
 
 /// Incremental and full re-solves give the same dates on a contended mix.

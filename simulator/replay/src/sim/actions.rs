@@ -39,7 +39,22 @@ impl Simulation<'_> {
             self.check_members(r, g, action)?;
         }
         let n = self.ranks.len() as u32;
+        let per_call = self.cfg.poll_cpu_secs_per_call.get(r as usize).copied();
         let st = &mut self.ranks[r as usize];
+        if let Some(c) = per_call {
+            // Every MPI call the tracer timed (`timeless/poll-cpu-from-trace`).
+            if !matches!(
+                action,
+                Action::Init { .. }
+                    | Action::Finalize
+                    | Action::Compute { .. }
+                    | Action::Sleep { .. }
+                    | Action::Location
+                    | Action::CommDef { .. }
+            ) {
+                st.poll_budget_secs += c;
+            }
+        }
         let t = |tag: i32| tag_in(g, tag);
         match *action {
             Action::CommDef {

@@ -91,17 +91,17 @@ impl Simulation<'_> {
             st.steps.push_front(Step::WaitNext);
             if st.poll.is_none() {
                 let cpu = st.cpu;
-                let measured = self.cfg.poll_cpu_by_rank.get(r as usize).copied();
                 let a = if self.cfg.poll_cpu_share > 0.0 {
                     Some(self.engine.start_poll(
                         cpu,
                         self.cfg.poll_cpu_share,
                         self.cfg.poll_spin_secs,
                     ))
+                } else if st.poll_budget_secs > 0.0 {
+                    let budget = std::mem::take(&mut st.poll_budget_secs);
+                    Some(self.engine.start_poll(cpu, 1.0, budget))
                 } else {
-                    measured
-                        .filter(|&f| f > 0.0)
-                        .map(|f| self.engine.start_poll_bounded(cpu, f.min(1.0)))
+                    None
                 };
                 if let Some(a) = a {
                     self.set_owner(a, Owner::Poll(r));
@@ -166,7 +166,12 @@ impl Simulation<'_> {
         st.comm_secs += (now - st.wait_start) - waited;
         st.block = Block::Running;
         if let Some(p) = st.poll.take() {
-            self.engine.cancel(p);
+            let left = self.engine.cancel_poll_secs(p);
+            if self.cfg.poll_cpu_share == 0.0 {
+                // A budget poll (`timeless/poll-cpu-from-trace`): its unspent CPU time waits
+                // for the rank's next wait.
+                self.ranks[r as usize].poll_budget_secs += left;
+            }
         }
         let delay = self.core_turn_delay_secs(r);
         if delay > 0.0 {
