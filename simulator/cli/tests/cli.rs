@@ -335,13 +335,10 @@ fn host_property_overrides_software_overhead() {
     assert!(((t - 0.00484619988371) / t).abs() < 1e-6, "{t}");
 }
 
-/// `timeless/poll-cpu-share:w` (a timeless extension): a rank blocked in a receive keeps w of a
-/// core busy. Ranks 0 and 2 compute 1 Gflop each on a 1-core 1 Gf host while rank 1 waits for
-/// rank 0's message: without polls they share the core (2 s); with a poll of share w beside
-/// them each gets 1/(2 + w) of it (2 + w seconds); a core for each rank, nothing changes.
-/// `timeless/poll-spin-secs` ends the poll after that much CPU time (hand derivation below).
-#[test]
-fn waiting_ranks_poll_a_share_of_the_core() {
+/// The case of the poll tests, in a fresh directory: `one.xml` and `three.xml` (one host `h` of
+/// 1 and 3 cores at 1 Gf) and `trace.txt`, where ranks 0 and 2 compute 1 Gflop each while
+/// rank 1 waits in a `recv` for rank 0's message.
+fn poll_case() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().expect("tmp");
     let platform = |cores: u32| {
         format!(
@@ -358,6 +355,17 @@ fn waiting_ranks_poll_a_share_of_the_core() {
          0 finalize\n1 finalize\n2 finalize\n",
     )
     .unwrap();
+    tmp
+}
+
+/// `timeless/poll-cpu-share:w` (a timeless extension): a rank blocked in a receive keeps w of a
+/// core busy. Ranks 0 and 2 compute 1 Gflop each on a 1-core 1 Gf host while rank 1 waits for
+/// rank 0's message: without polls they share the core (2 s); with a poll of share w beside
+/// them each gets 1/(2 + w) of it (2 + w seconds); a core for each rank, nothing changes.
+/// `timeless/poll-spin-secs` ends the poll after that much CPU time (hand derivation below).
+#[test]
+fn waiting_ranks_poll_a_share_of_the_core() {
+    let tmp = poll_case();
     let time_spin = |platform: &str, share: &str, spin: Option<&str>| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_timeless"));
         c.current_dir(tmp.path())
@@ -418,22 +426,7 @@ fn waiting_ranks_poll_a_share_of_the_core() {
 /// Without the file: a notice, and waiting is free (2 s). A bad file: its line, exit 2.
 #[test]
 fn waiting_ranks_poll_their_traced_cpu_time() {
-    let tmp = tempfile::tempdir().expect("tmp");
-    let platform = |cores: u32| {
-        format!(
-            "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n\
-             <platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\
-             <host id=\"h\" speed=\"1Gf\" core=\"{cores}\"/></zone></platform>\n"
-        )
-    };
-    std::fs::write(tmp.path().join("one.xml"), platform(1)).unwrap();
-    std::fs::write(tmp.path().join("three.xml"), platform(3)).unwrap();
-    std::fs::write(
-        tmp.path().join("trace.txt"),
-        "0 init\n1 init\n2 init\n0 compute 1e9\n0 send 1 0 1\n1 recv 0 0 1\n2 compute 1e9\n\
-         0 finalize\n1 finalize\n2 finalize\n",
-    )
-    .unwrap();
+    let tmp = poll_case();
     let run = |platform: &str| {
         Command::new(env!("CARGO_BIN_EXE_timeless"))
             .current_dir(tmp.path())

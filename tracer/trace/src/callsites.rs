@@ -21,7 +21,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::error::{TraceError, TraceErrorKind};
+use crate::error::TraceError;
 
 /// Name of the table inside a trace directory.
 pub const FILE: &str = "callsites.txt";
@@ -109,21 +109,13 @@ pub fn write_table(sites: &[CallSite]) -> String {
 ///
 /// # Errors
 /// A line that is not `id module offset function file line` (tab-separated), or an id listed
-/// twice, as [`TraceErrorKind::Malformed`] at `path:line`.
+/// twice, as [`crate::error::TraceErrorKind::Malformed`] at `path:line`.
 pub fn parse_table(text: &str, path: &Path) -> Result<Vec<CallSite>, TraceError> {
     let mut out: Vec<CallSite> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (i, line) in text.lines().enumerate() {
-        let bad = |expected: String| {
-            TraceError::new(
-                path,
-                i as u64 + 1,
-                TraceErrorKind::Malformed {
-                    action: "call site".into(),
-                    expected,
-                },
-            )
-        };
+        let bad =
+            |expected: String| TraceError::malformed(path, i as u64 + 1, "call site", expected);
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
@@ -167,12 +159,7 @@ pub fn parse_table(text: &str, path: &Path) -> Result<Vec<CallSite>, TraceError>
 /// # Errors
 /// As [`parse_table`], or the file cannot be read.
 pub fn read_dir_table(dir: &Path) -> Result<Option<Vec<CallSite>>, TraceError> {
-    let path = dir.join(FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => parse_table(&text, &path).map(Some),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(TraceError::new(&path, 0, TraceErrorKind::Io(e))),
-    }
+    crate::error::read_optional(&dir.join(FILE), parse_table)
 }
 
 #[cfg(test)]

@@ -65,6 +65,18 @@ pub struct TraceError {
 }
 
 impl TraceError {
+    /// A [`TraceErrorKind::Malformed`] line of a table or record `action` at `file:line`.
+    pub fn malformed(file: impl Into<PathBuf>, line: u64, action: &str, expected: String) -> Self {
+        TraceError::new(
+            file,
+            line,
+            TraceErrorKind::Malformed {
+                action: action.into(),
+                expected,
+            },
+        )
+    }
+
     /// Builds an error at `file:line`.
     pub fn new(file: impl Into<PathBuf>, line: u64, kind: TraceErrorKind) -> Self {
         TraceError {
@@ -88,6 +100,22 @@ impl fmt::Display for TraceError {
 /// No source: the message already embeds its cause (an I/O error's text), and a front end that
 /// prints the chain (`anyhow`'s `{:#}`) would say it twice.
 impl std::error::Error for TraceError {}
+
+/// An optional file of a trace directory, parsed by `parse` (its text and path): `Ok(None)`
+/// when there is no such file.
+///
+/// # Errors
+/// [`TraceErrorKind::Io`] at `path` if it exists but cannot be read; those of `parse`.
+pub(crate) fn read_optional<T>(
+    path: &std::path::Path,
+    parse: impl FnOnce(&str, &std::path::Path) -> Result<T, TraceError>,
+) -> Result<Option<T>, TraceError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse(&text, path).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(TraceError::new(path, 0, TraceErrorKind::Io(e))),
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use crate::error::{TraceError, TraceErrorKind};
+use crate::error::TraceError;
 
 /// Name of the table inside a trace directory.
 pub const FILE: &str = "in-call-times.csv";
@@ -62,21 +62,13 @@ impl InCallTimes {
 /// for a rank without them).
 ///
 /// # Errors
-/// [`TraceErrorKind::Malformed`] at the line of a wrong header, a line without 4 fields, a
+/// [`crate::error::TraceErrorKind::Malformed`] at the line of a wrong header, a line without 4 fields, a
 /// rank out of order, or a field that is not a count or non-negative finite seconds.
 pub fn parse_table(text: &str, path: &Path) -> Result<Vec<Option<InCallTimes>>, TraceError> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let bad = |expected: String| {
-            TraceError::new(
-                path,
-                i as u64 + 1,
-                TraceErrorKind::Malformed {
-                    action: "in-call times".into(),
-                    expected,
-                },
-            )
-        };
+        let bad =
+            |expected: String| TraceError::malformed(path, i as u64 + 1, "in-call times", expected);
         if i == 0 {
             if line.trim() != HEADER {
                 return Err(bad(format!("the header '{HEADER}', found '{line}'")));
@@ -126,14 +118,9 @@ pub fn parse_table(text: &str, path: &Path) -> Result<Vec<Option<InCallTimes>>, 
 /// it, or a profile-only run).
 ///
 /// # Errors
-/// [`TraceErrorKind::Io`] if it exists but cannot be read; those of [`parse_table`].
+/// [`crate::error::TraceErrorKind::Io`] if it exists but cannot be read; those of [`parse_table`].
 pub fn read(dir: &Path) -> Result<Option<Vec<Option<InCallTimes>>>, TraceError> {
-    let path = dir.join(FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => parse_table(&text, &path).map(Some),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(TraceError::new(&path, 0, TraceErrorKind::Io(e))),
-    }
+    crate::error::read_optional(&dir.join(FILE), parse_table)
 }
 
 #[cfg(test)]
