@@ -1,5 +1,5 @@
-//! `timeless/poll-cpu-from-trace`: the per-rank poll shares a replay takes from the trace's
-//! in-call times (`timeless_trace::incall`).
+//! `timeless/poll-cpu-from-trace`: the CPU seconds per MPI call each rank's poll budget grows
+//! by, from the trace's in-call times (`timeless_trace::incall`).
 
 use std::path::Path;
 
@@ -7,8 +7,8 @@ use timeless_replay::ReplayConfig;
 
 use crate::{Frontend, SimulateConfig, SimulateError};
 
-/// With `timeless/poll-cpu-from-trace` (else nothing): each rank's poll share from the in-call
-/// times next to the trace (`timeless_trace::incall`, in the directory of the list file, of
+/// With `timeless/poll-cpu-from-trace` (else nothing): each rank's in-call CPU seconds per call
+/// (`ReplayConfig::poll_cpu_secs_per_call`) from the in-call times next to the trace (`timeless_trace::incall`, in the directory of the list file, of
 /// `config.trace` if it is a directory, or of the first rank file). Without the file, a notice, and
 /// waiting stays free.
 ///

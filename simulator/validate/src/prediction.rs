@@ -281,9 +281,9 @@ fn replay_config(path: &Path) -> Result<ReplayConfig, LoadError> {
     Ok(cfg)
 }
 
-/// `cfg` with each rank's poll share from `trace_dir`'s in-call times when
-/// `timeless/poll-cpu-from-trace` is on (a rank without times, or a trace without the file,
-/// polls at share 0: waiting is free, as without the key).
+/// `cfg` with each rank's in-call CPU seconds per call (`ReplayConfig::poll_cpu_secs_per_call`)
+/// from `trace_dir`'s in-call times when `timeless/poll-cpu-from-trace` is on (a rank without
+/// times, or a trace without the file, gets no budget: waiting is free, as without the key).
 ///
 /// # Errors
 /// [`ValidateError::TraceMeta`] if the file exists but does not parse.
