@@ -29,13 +29,8 @@ pub(crate) fn set_trace_polls(
         None => first_file.and_then(Path::parent).map(Path::to_path_buf),
     };
     let dir = dir.unwrap_or_default();
-    match timeless_trace::incall::read(&dir)? {
-        Some(times) => {
-            cfg.poll_cpu_secs_per_call = times
-                .iter()
-                .map(|t| t.map_or(0.0, |t| t.cpu_secs_per_call()))
-                .collect();
-        }
+    match timeless_trace::incall::read_cpu_secs_per_call(&dir)? {
+        Some(per_call) => cfg.poll_cpu_secs_per_call = per_call,
         None => frontend.notice(&format!(
             "timeless/poll-cpu-from-trace: no {} in '{}' (traced before the tracer wrote it?): waiting ranks take no core time",
             timeless_trace::incall::FILE,

@@ -290,13 +290,9 @@ fn replay_config(path: &Path) -> Result<ReplayConfig, LoadError> {
 fn with_trace_polls(cfg: &ReplayConfig, trace_dir: &Path) -> Result<ReplayConfig, ValidateError> {
     let mut cfg = cfg.clone();
     if cfg.poll_cpu_from_trace {
-        let times = timeless_trace::incall::read(trace_dir)
+        cfg.poll_cpu_secs_per_call = timeless_trace::incall::read_cpu_secs_per_call(trace_dir)
             .map_err(|e| ValidateError::TraceMeta(e.to_string()))?
             .unwrap_or_default();
-        cfg.poll_cpu_secs_per_call = times
-            .iter()
-            .map(|t| t.map_or(0.0, |t| t.cpu_secs_per_call()))
-            .collect();
     }
     Ok(cfg)
 }

@@ -123,6 +123,21 @@ pub fn read(dir: &Path) -> Result<Option<Vec<Option<InCallTimes>>>, TraceError> 
     crate::error::read_optional(&dir.join(FILE), parse_table)
 }
 
+/// Reads `dir`/[`FILE`] as each rank's [`InCallTimes::cpu_secs_per_call`] (0 for a rank
+/// without times): what `timeless/poll-cpu-from-trace` adds to a rank's budget per call.
+/// `Ok(None)` without the file.
+///
+/// # Errors
+/// Those of [`read`].
+pub fn read_cpu_secs_per_call(dir: &Path) -> Result<Option<Vec<f64>>, TraceError> {
+    Ok(read(dir)?.map(|times| {
+        times
+            .iter()
+            .map(|t| t.map_or(0.0, |t| t.cpu_secs_per_call()))
+            .collect()
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

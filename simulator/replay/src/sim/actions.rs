@@ -41,6 +41,7 @@ impl Simulation<'_> {
         let n = self.ranks.len() as u32;
         let per_call = self.cfg.poll_cpu_secs_per_call.get(r as usize).copied();
         let st = &mut self.ranks[r as usize];
+        // Empty unless `timeless/poll-cpu-from-trace` read a table: one bounds check per action.
         if let Some(c) = per_call {
             // Every MPI call the tracer timed (`timeless/poll-cpu-from-trace`).
             if !matches!(

@@ -89,24 +89,19 @@ impl Simulation<'_> {
             st.wait_last_match = now;
             st.block = Block::Requests;
             st.steps.push_front(Step::WaitNext);
-            if st.poll.is_none() {
+            // A poll only with `timeless/poll-cpu-share` or a budget to spend: the common
+            // case tests two numbers and starts nothing.
+            if (self.cfg.poll_cpu_share > 0.0 || st.poll_budget_secs > 0.0) && st.poll.is_none() {
                 let cpu = st.cpu;
                 let a = if self.cfg.poll_cpu_share > 0.0 {
-                    Some(self.engine.start_poll(
-                        cpu,
-                        self.cfg.poll_cpu_share,
-                        self.cfg.poll_spin_secs,
-                    ))
-                } else if st.poll_budget_secs > 0.0 {
-                    let budget = std::mem::take(&mut st.poll_budget_secs);
-                    Some(self.engine.start_poll(cpu, 1.0, budget))
+                    self.engine
+                        .start_poll(cpu, self.cfg.poll_cpu_share, self.cfg.poll_spin_secs)
                 } else {
-                    None
+                    let budget = std::mem::take(&mut st.poll_budget_secs);
+                    self.engine.start_poll(cpu, 1.0, budget)
                 };
-                if let Some(a) = a {
-                    self.set_owner(a, Owner::Poll(r));
-                    self.ranks[r as usize].poll = Some(a);
-                }
+                self.set_owner(a, Owner::Poll(r));
+                self.ranks[r as usize].poll = Some(a);
             }
         } else {
             self.ranks[r as usize].waiting.clear();
