@@ -6,20 +6,14 @@
 //!
 //! Needs `mpicc` and `mpirun` (Debian: libopenmpi-dev openmpi-bin).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use timeless_compensate::{compensate, CopyCost, NToNRule, NoSink, Params, TimedSource, TraceMeta};
+use common::library;
 
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let deps = exe.parent().expect("target/<profile>/deps");
-    [deps, deps.parent().unwrap_or(deps)]
-        .iter()
-        .map(|d| d.join("libtimeless_preload.so"))
-        .find(|p| p.exists())
-        .expect("libtimeless_preload.so is built with the tests")
-}
+use timeless_compensate::{compensate, CopyCost, NToNRule, NoSink, Params, TimedSource, TraceMeta};
 
 fn pi_mc(dir: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../validation/programs/pi_mc.c");
