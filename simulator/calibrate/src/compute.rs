@@ -56,8 +56,10 @@ use std::path::{Path, PathBuf};
 use crate::CalibrateError;
 
 mod placement;
+mod taken;
 
-use placement::{hosts_of, Placement};
+use placement::hosts_of;
+pub use taken::{poll_secs_per_call, taken_shares};
 
 /// One burst's wall-clock pieces, seconds on the traced run's clock.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -220,6 +222,42 @@ struct Call<'a> {
     exit_secs: f64,
 }
 
+/// The calls of a rank's timed file (`<rank> <enter> <exit> <action> ...` per line), in file
+/// order.
+///
+/// # Errors
+/// [`CalibrateError::Parse`] naming the file and line of a short line or a time that is not a
+/// finite number.
+fn timed_calls<'a>(timed: &'a str, origin: &str) -> Result<Vec<Call<'a>>, CalibrateError> {
+    let perr = |line: u64, what: String| CalibrateError::Parse {
+        origin: origin.to_string(),
+        line,
+        what,
+    };
+    let mut calls = Vec::new();
+    for (line, f) in lines(timed) {
+        if f.len() < 4 {
+            return Err(perr(
+                line,
+                "expected '<rank> <enter> <exit> <action> ...'".into(),
+            ));
+        }
+        let num = |s: &str| {
+            s.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| perr(line, format!("time '{s}' is not a number")))
+        };
+        calls.push(Call {
+            line,
+            keyword: f[3],
+            enter_secs: num(f[1])?,
+            exit_secs: num(f[2])?,
+        });
+    }
+    Ok(calls)
+}
+
 /// The bursts of one rank, from its TI text and timed text.
 ///
 /// # Errors
@@ -236,28 +274,7 @@ pub fn rank_bursts(
         line,
         what,
     };
-    let mut calls = Vec::new();
-    for (line, f) in lines(timed) {
-        if f.len() < 4 {
-            return Err(perr(
-                timed_origin,
-                line,
-                "expected '<rank> <enter> <exit> <action> ...'".into(),
-            ));
-        }
-        let num = |s: &str| {
-            s.parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| perr(timed_origin, line, format!("time '{s}' is not a number")))
-        };
-        calls.push(Call {
-            line,
-            keyword: f[3],
-            enter_secs: num(f[1])?,
-            exit_secs: num(f[2])?,
-        });
-    }
+    let calls = timed_calls(timed, timed_origin)?;
     let mut out = RankBursts::default();
     let mut next = 0usize; // index of the next timed call
     let mut pending_flops = 0.0;
@@ -453,32 +470,9 @@ pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
             what: format!("{} holds no rank-0.txt", dir.display()),
         });
     }
-    let Placement {
-        host_of_rank,
-        hosts,
-        bound_cpus,
-    } = hosts_of(dir, all.len());
+    let placement = hosts_of(dir, all.len());
     let mut ranks: Vec<Option<RankRate>> = vec![None; all.len()];
-    // The groups of ranks that share cores: a pinned host's ranks by CPU (one core each),
-    // another host's ranks together on its cores.
-    let mut groups: Vec<(Vec<usize>, Option<usize>)> = Vec::new();
-    for (h, (_, cores)) in hosts.iter().enumerate() {
-        let members: Vec<usize> = (0..all.len()).filter(|&r| host_of_rank[r] == h).collect();
-        if members.iter().all(|&r| bound_cpus[r].is_some()) {
-            let mut cpus: Vec<u32> = members.iter().filter_map(|&r| bound_cpus[r]).collect();
-            cpus.sort_unstable();
-            cpus.dedup();
-            for c in cpus {
-                let on_c = members
-                    .iter()
-                    .copied()
-                    .filter(|&r| bound_cpus[r] == Some(c));
-                groups.push((on_c.collect(), Some(1)));
-            }
-        } else {
-            groups.push((members, *cores));
-        }
-    }
+    let groups = placement.core_groups();
     for (members, cores) in groups {
         let bursts: Vec<&RankBursts> = members.iter().map(|&r| &all[r]).collect();
         // Unknown cores: as many as ranks, i.e. wall time.
@@ -493,8 +487,8 @@ pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
             .into_iter()
             .map(|r| r.expect("every rank has a host"))
             .collect(),
-        hosts,
-        bound_cpus,
+        hosts: placement.hosts,
+        bound_cpus: placement.bound_cpus,
     })
 }
 

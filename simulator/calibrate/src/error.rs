@@ -67,4 +67,8 @@ pub enum CalibrateError {
         /// The missing operation.
         op: String,
     },
+    /// A table of a trace directory does not read (the in-call times, whose error names
+    /// file:line).
+    #[error(transparent)]
+    Trace(#[from] timeless_trace::TraceError),
 }

@@ -473,6 +473,73 @@ fn waiting_ranks_poll_their_traced_cpu_time() {
     assert!(e.contains(want), "{e}");
 }
 
+/// `timeless/poll-cpu-from-trace:taken`: the budget keeps the share of a rank's in-call time
+/// during which a core-mate computed (`timeless_calibrate::compute::taken_shares`). The case of
+/// `waiting_ranks_poll_their_traced_cpu_time`, its traced run pinned on one core: ranks 0 and 2
+/// computed over [0, 1] s, rank 1 was in its `recv` over [0, 2]: it took the core from them
+/// half of its 2 s in calls. Its 1 s of CPU over 2 calls (0.5 s per call) becomes 0.25 s:
+/// 2 + 0.25 = 2.25 s (against 2.5 with `yes`). The values `no` and `maybe`: 2 s, and exit 2
+/// naming the three values; a rank without timestamps: exit 2 naming its file.
+#[test]
+fn waiting_ranks_poll_the_cpu_time_they_took() {
+    let tmp = poll_case();
+    let p = tmp.path();
+    let table = "rank,calls,wall_secs,cpu_secs\n0,1,0.1,0.1\n1,2,9,1.0\n2,1,0.1,0.1\n";
+    std::fs::write(p.join("in-call-times.csv"), table).unwrap();
+    let timed = [
+        "0 0 0 init\n0 1 1 finalize\n",
+        "1 0 0 init\n1 0 2 recv 0 0 8\n1 2 2 finalize\n",
+        "2 0 0 init\n2 1 1 finalize\n",
+    ];
+    for (r, t) in timed.iter().enumerate() {
+        std::fs::write(p.join(format!("rank-{r}.txt")), "").unwrap();
+        std::fs::write(p.join(format!("rank-{r}.timed.txt")), t).unwrap();
+    }
+    std::fs::write(
+        p.join("trace-meta.json"),
+        r#"{"ranks": 3, "rank_hosts": ["a", "a", "a"],
+            "acquisition_mode": "folding: 3 ranks on 1 core (3 ranks per core)",
+            "hosts": [{"name": "a", "cpus": 1}], "per_rank_bound_cpu": [0, 0, 0]}"#,
+    )
+    .unwrap();
+    let run = |mode: &str| {
+        Command::new(env!("CARGO_BIN_EXE_timeless"))
+            .current_dir(p)
+            .args([
+                "simulate",
+                "trace.txt",
+                "-p",
+                "one.xml",
+                "-n",
+                "3",
+                "--no-compensation",
+            ])
+            .args(["--cfg", &format!("timeless/poll-cpu-from-trace:{mode}")])
+            .args(["--format", "json"])
+            .output()
+            .unwrap()
+    };
+    for (mode, expected) in [("taken", 2.25), ("yes", 2.5), ("no", 2.0)] {
+        let o = run(mode);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let t = v["simulated_time"].as_f64().unwrap();
+        assert!(
+            ((t - expected) / expected).abs() < 1e-6,
+            "{mode}: {t} s, expected {expected}"
+        );
+    }
+    let o = run("maybe");
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("'maybe' is not one of no, yes, taken"), "{e}");
+    std::fs::remove_file(p.join("rank-1.timed.txt")).unwrap();
+    let o = run("taken");
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("rank-1.timed.txt is missing"), "{e}");
+}
+
 /// Writes `two.xml` into `dir`: one host `h` of 2 cores at 1 Gf in a Full zone.
 fn write_two_core_host(dir: &std::path::Path) {
     std::fs::write(

@@ -50,15 +50,17 @@ pub struct ReplayConfig {
     /// blocks again, it spins again. Infinite: it polls for the whole wait.
     pub poll_spin_secs: f64,
     /// `timeless/poll-cpu-from-trace` (no; a timeless extension, not a SimGrid key): each rank
-    /// spends, on its core, the CPU time it spent inside MPI calls in the traced run: every
+    /// spends, on its core, CPU time it spent inside MPI calls in the traced run: every
     /// call adds [`ReplayConfig::poll_cpu_secs_per_call`] to the rank's budget, and a blocked
     /// rank polls (as a computing rank's equal, `Engine::start_poll` of share 1) until its
     /// budget is spent or its wait ends (the rest is kept for its next wait). The front end
     /// reads the budget from the trace's `in-call-times.csv` (`timeless_trace::incall`). In a
     /// run folded several ranks per core the cores are busy for the compute plus this time
     /// (`validation/external/README.md`, session 39), which the ranks' calls take from the
-    /// computing core-mates; on a core of its own a poll delays nobody.
-    pub poll_cpu_from_trace: bool,
+    /// computing core-mates; on a core of its own a poll delays nobody. Values: `no`, `yes`
+    /// (all of the in-call CPU time, [`PollFromTrace::InCall`]) or `taken` (the part that took
+    /// a core from a computing rank, [`PollFromTrace::Taken`]).
+    pub poll_cpu_from_trace: PollFromTrace,
     /// Per rank, CPU seconds each of its MPI calls adds to its poll budget (its in-call CPU
     /// time over its calls in the traced run). Empty: no budget. Set by front ends (not a
     /// key), used when `timeless/poll-cpu-share` is 0.
@@ -117,7 +119,7 @@ impl Default for ReplayConfig {
             simulate_computation: true,
             poll_cpu_share: 0.0,
             poll_spin_secs: f64::INFINITY,
-            poll_cpu_from_trace: false,
+            poll_cpu_from_trace: PollFromTrace::No,
             poll_cpu_secs_per_call: Vec::new(),
             pin_ranks: false,
             fold_slice_secs: 0.0,
@@ -125,6 +127,27 @@ impl Default for ReplayConfig {
                 .expect("valid default"),
             colls: CollectiveConfig::default(),
         }
+    }
+}
+
+/// Which of a rank's traced in-call CPU time its poll budget holds
+/// (`timeless/poll-cpu-from-trace`; the front ends fill [`ReplayConfig::poll_cpu_secs_per_call`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PollFromTrace {
+    /// `no`: no budget; waiting is free for the cores, as in SimGrid.
+    No,
+    /// `yes`: all of it (`in-call-times.csv`'s CPU seconds over calls).
+    InCall,
+    /// `taken`: the share of it during which a computing core-mate wanted the core, from the
+    /// trace's timestamps (`timeless_calibrate::compute::taken_shares`): a spin while every
+    /// rank of the core waits delays nobody.
+    Taken,
+}
+
+impl PollFromTrace {
+    /// Whether a budget is read at all.
+    pub fn is_on(self) -> bool {
+        self != PollFromTrace::No
     }
 }
 
@@ -237,7 +260,18 @@ impl ReplayConfig {
             "timeless/poll-spin-secs" => self.poll_spin_secs = parse_f64(key, value)?,
             "timeless/rendezvous-late-wait" => self.rendezvous_late_wait = factor(1)?,
             "timeless/pin-ranks" => self.pin_ranks = parse_bool(key, value)?,
-            "timeless/poll-cpu-from-trace" => self.poll_cpu_from_trace = parse_bool(key, value)?,
+            "timeless/poll-cpu-from-trace" => {
+                self.poll_cpu_from_trace = match value.trim().to_ascii_lowercase().as_str() {
+                    "taken" => PollFromTrace::Taken,
+                    _ => match parse_bool(key, value) {
+                        Ok(true) => PollFromTrace::InCall,
+                        Ok(false) => PollFromTrace::No,
+                        Err(_) => {
+                            return Err(format!("{key}: '{value}' is not one of no, yes, taken"))
+                        }
+                    },
+                }
+            }
             "timeless/fold-slice-secs" => self.fold_slice_secs = parse_f64(key, value)?,
             k if NO_EFFECT_KEYS.contains(&k) => return Ok(KeyEffect::Ignored),
             _ => {

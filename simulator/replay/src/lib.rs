@@ -18,7 +18,7 @@ mod rank;
 pub mod report;
 mod sim;
 
-pub use config::{KeyEffect, ReplayConfig};
+pub use config::{KeyEffect, PollFromTrace, ReplayConfig};
 pub use error::{BlockedRank, Location, ReplayError};
 pub use jobs::{Job, JobReport};
 pub use profile::ProfileRecorder;

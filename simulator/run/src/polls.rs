@@ -1,5 +1,6 @@
 //! `timeless/poll-cpu-from-trace`: the CPU seconds per MPI call each rank's poll budget grows
-//! by, from the trace's in-call times (`timeless_trace::incall`).
+//! by, from the trace's in-call times (`timeless_trace::incall`) and, with `taken`, its
+//! timestamps (`timeless_calibrate::compute::taken_shares`).
 
 use std::path::Path;
 
@@ -7,20 +8,22 @@ use timeless_replay::ReplayConfig;
 
 use crate::{Frontend, SimulateConfig, SimulateError};
 
-/// With `timeless/poll-cpu-from-trace` (else nothing): each rank's in-call CPU seconds per call
-/// (`ReplayConfig::poll_cpu_secs_per_call`) from the in-call times next to the trace (`timeless_trace::incall`, in the directory of the list file, of
-/// `config.trace` if it is a directory, or of the first rank file). Without the file, a notice, and
-/// waiting stays free.
+/// With `timeless/poll-cpu-from-trace` (else nothing): each rank's poll budget per call
+/// (`ReplayConfig::poll_cpu_secs_per_call`) from the in-call times next to the trace
+/// (`timeless_calibrate::compute::poll_secs_per_call`: in the directory of the list file, of
+/// `config.trace` if it is a directory, or of the first rank file), with `taken` scaled by
+/// the timestamps' shares. Without the in-call file, a notice, and waiting stays free.
 ///
 /// # Errors
-/// [`SimulateError::Trace`] if the file exists but does not parse.
+/// [`SimulateError::PollBudget`] if the in-call file exists but does not parse, or with
+/// `taken` the timestamps are missing or malformed.
 pub(crate) fn set_trace_polls(
     cfg: &mut ReplayConfig,
     config: &SimulateConfig,
     first_file: Option<&Path>,
     frontend: &mut dyn Frontend,
 ) -> Result<(), SimulateError> {
-    if !cfg.poll_cpu_from_trace {
+    if !cfg.poll_cpu_from_trace.is_on() {
         return Ok(());
     }
     let dir = match config.trace.as_deref() {
@@ -29,7 +32,9 @@ pub(crate) fn set_trace_polls(
         None => first_file.and_then(Path::parent).map(Path::to_path_buf),
     };
     let dir = dir.unwrap_or_default();
-    match timeless_trace::incall::read_cpu_secs_per_call(&dir)? {
+    let per_call = timeless_calibrate::compute::poll_secs_per_call(&dir, cfg.poll_cpu_from_trace)
+        .map_err(|e| SimulateError::PollBudget(Box::new(e)))?;
+    match per_call {
         Some(per_call) => cfg.poll_cpu_secs_per_call = per_call,
         None => frontend.notice(&format!(
             "timeless/poll-cpu-from-trace: no {} in '{}' (traced before the tracer wrote it?): waiting ranks take no core time",

@@ -281,19 +281,21 @@ fn replay_config(path: &Path) -> Result<ReplayConfig, LoadError> {
     Ok(cfg)
 }
 
-/// `cfg` with each rank's in-call CPU seconds per call (`ReplayConfig::poll_cpu_secs_per_call`)
-/// from `trace_dir`'s in-call times when `timeless/poll-cpu-from-trace` is on (a rank without
-/// times, or a trace without the file, gets no budget: waiting is free, as without the key).
+/// `cfg` with each rank's poll budget per call (`ReplayConfig::poll_cpu_secs_per_call`) from
+/// `trace_dir`'s in-call times when `timeless/poll-cpu-from-trace` is on, with `taken` scaled
+/// by the shares of its timestamps (`timeless_calibrate::compute::poll_secs_per_call`; a rank
+/// without times, or a trace without the file, gets no budget: waiting is free, as without the
+/// key).
 ///
 /// # Errors
-/// [`ValidateError::TraceMeta`] if the file exists but does not parse.
+/// [`ValidateError::TraceMeta`] if the in-call file exists but does not parse, or with `taken`
+/// the timestamps are missing or malformed.
 fn with_trace_polls(cfg: &ReplayConfig, trace_dir: &Path) -> Result<ReplayConfig, ValidateError> {
     let mut cfg = cfg.clone();
-    if cfg.poll_cpu_from_trace {
-        cfg.poll_cpu_secs_per_call = timeless_trace::incall::read_cpu_secs_per_call(trace_dir)
+    cfg.poll_cpu_secs_per_call =
+        timeless_calibrate::compute::poll_secs_per_call(trace_dir, cfg.poll_cpu_from_trace)
             .map_err(|e| ValidateError::TraceMeta(e.to_string()))?
             .unwrap_or_default();
-    }
     Ok(cfg)
 }
 

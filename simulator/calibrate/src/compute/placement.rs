@@ -35,6 +35,35 @@ pub(super) struct Placement {
     pub(super) bound_cpus: Vec<Option<u32>>,
 }
 
+impl Placement {
+    /// The groups of ranks that share cores, each with the cores they share (`None`:
+    /// unknown): a pinned host's ranks by CPU (one core each), another host's ranks together
+    /// on its cores. Example (module doc): `[([0, 2], Some(1)), ([1], Some(1))]`.
+    pub(super) fn core_groups(&self) -> Vec<(Vec<usize>, Option<usize>)> {
+        let nranks = self.host_of_rank.len();
+        let mut groups = Vec::new();
+        for (h, (_, cores)) in self.hosts.iter().enumerate() {
+            let members: Vec<usize> = (0..nranks).filter(|&r| self.host_of_rank[r] == h).collect();
+            if members.iter().all(|&r| self.bound_cpus[r].is_some()) {
+                let mut cpus: Vec<u32> =
+                    members.iter().filter_map(|&r| self.bound_cpus[r]).collect();
+                cpus.sort_unstable();
+                cpus.dedup();
+                for c in cpus {
+                    let on_c = members
+                        .iter()
+                        .copied()
+                        .filter(|&r| self.bound_cpus[r] == Some(c));
+                    groups.push((on_c.collect(), Some(1)));
+                }
+            } else {
+                groups.push((members, *cores));
+            }
+        }
+        groups
+    }
+}
+
 /// Hosts of a traced run from its `trace-meta.json`: per rank the index of its host, and per
 /// host its name and the cores its ranks could use: those of the acquisition mode (a folded
 /// run is confined to ⌈ranks/K⌉ cores), at most the host's `cpus`. The ranks' own CPU counts
