@@ -34,6 +34,15 @@
 //! **Extra settings**: [`ValidateConfig::extra_cfg`] (`--cfg KEY:VALUE`) overrides the
 //! calibrations' `smpi.cfg` in every replay, to try a model change on the cases.
 //!
+//! **Pinned runs** (`--pin`: rank r of a host's ranks bound to core r mod C, folded runs
+//! included) replay with `timeless/pin-ranks` and `timeless/poll-cpu-from-trace:taken`: each
+//! rank spends on its core the part of its traced in-call CPU time during which a core-mate
+//! computed (`timeless_calibrate::compute::taken_shares`; none on a core of its own), as Open
+//! MPI's progress loop took the core from computing ranks in the traced run. Checked on both
+//! sets (`validation/external/README.md`, session 40: against the traced runs the external
+//! set's mean error -6.5 -> -2.8 %, the corpus's -3.2 -> -1.0 %). A `smpi.cfg` or `--cfg` that
+//! names the key wins (`--cfg timeless/poll-cpu-from-trace:no`: waiting free, as SimGrid).
+//!
 //! **Re-prediction** ([`repredict()`], `timeless validate --from DIR`): the measured times and
 //! the traces of an earlier validation replayed again with another calibration or setting, no
 //! program run, so that every model variant is judged by the same measurements.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use timeless_compensate::{CompensatedTrace, TraceMeta};
 use timeless_platform::{deployment, Platform, PlatformError, PlatformOptions};
-use timeless_replay::{NoObserver, ReplayConfig, Simulation};
+use timeless_replay::{NoObserver, PollFromTrace, ReplayConfig, Simulation};
 use timeless_trace::{TraceSet, TraceSource};
 
 use crate::report::{Predictions, SpeedSource};
@@ -92,7 +92,9 @@ impl Models {
         Ok((i, all.swap_remove(i)))
     }
 
-    /// Loads the calibrations of `cal` and applies `extra_cfg` (`KEY:VALUE`) to each.
+    /// Loads the calibrations of `cal` and applies `extra_cfg` (`KEY:VALUE`) to each. The
+    /// pinned ones replay with `timeless/pin-ranks` and, unless their `smpi.cfg` or
+    /// `extra_cfg` set it, `timeless/poll-cpu-from-trace:taken` (crate doc, "Pinned runs").
     pub fn load(
         cal: &Path,
         extra_cfg: &[String],
@@ -127,6 +129,9 @@ impl Models {
                 p
             };
             p.cfg.pin_ranks = true;
+            if !p.poll_set {
+                p.cfg.poll_cpu_from_trace = PollFromTrace::Taken;
+            }
             pinned.insert(name, p);
         }
         Ok(Models {
@@ -320,6 +325,9 @@ pub(crate) struct Calibration {
     platform_path: PathBuf,
     hostfile: PathBuf,
     cfg: ReplayConfig,
+    /// Whether its `smpi.cfg` or the extra settings name `timeless/poll-cpu-from-trace`
+    /// (else a pinned run's replay takes `taken`, [`Models::load`]).
+    poll_set: bool,
 }
 
 impl Calibration {
@@ -329,6 +337,7 @@ impl Calibration {
             self.cfg
                 .set(item)
                 .map_err(|e| ValidateError::BadSetting(format!("--cfg {item}: {e}")))?;
+            self.poll_set |= names_poll_key(item);
         }
         Ok(())
     }
@@ -358,8 +367,17 @@ fn load_calibration(dir: &Path, name: &str, speed: Option<f64>) -> Result<Calibr
         platform_xml,
         hostfile: dir.join("hostfile"),
         cfg: replay_config(&dir.join("smpi.cfg"))?,
+        poll_set: std::fs::read_to_string(dir.join("smpi.cfg"))
+            .is_ok_and(|t| t.lines().any(names_poll_key)),
         platform_path,
     })
+}
+
+/// Whether a `KEY:VALUE` setting (or a line of `smpi.cfg`) sets `timeless/poll-cpu-from-trace`.
+fn names_poll_key(item: &str) -> bool {
+    item.trim_start()
+        .strip_prefix("timeless/poll-cpu-from-trace")
+        .is_some_and(|rest| rest.starts_with(':'))
 }
 
 /// The calibrations `<cal>/fold<K>/` (directories holding a `platform.xml`), by K.
@@ -458,6 +476,41 @@ fn with_host_speed(xml: &str, flops_per_sec: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A calibration directory of one 1 Gf host, `smpi.cfg` holding `cfg`.
+    fn calibration_dir(cfg: &str) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("platform.xml"),
+            "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n\
+             <platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">\
+             <host id=\"h\" speed=\"1Gf\" core=\"2\"/></zone></platform>\n",
+        )
+        .unwrap();
+        std::fs::write(d.path().join("hostfile"), "h\n").unwrap();
+        std::fs::write(d.path().join("smpi.cfg"), cfg).unwrap();
+        d
+    }
+
+    /// Pinned runs replay with the `taken` poll budget unless `smpi.cfg` or `--cfg` say
+    /// otherwise; unpinned ones without a budget.
+    #[test]
+    fn pinned_runs_poll_the_cpu_time_they_took() {
+        let poll = |cfg: &str, extra: &[&str]| {
+            let d = calibration_dir(cfg);
+            let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+            let m = Models::load(d.path(), &extra, SpeedSource::Trace, true).unwrap();
+            let base = m.named("base").unwrap().cfg.poll_cpu_from_trace;
+            let pinned = m.named("base-pinned").unwrap();
+            assert!(pinned.cfg.pin_ranks);
+            (base, pinned.cfg.poll_cpu_from_trace)
+        };
+        use PollFromTrace::{InCall, No, Taken};
+        assert_eq!(poll("", &[]), (No, Taken));
+        assert_eq!(poll("", &["timeless/poll-cpu-from-trace:no"]), (No, No));
+        assert_eq!(poll("timeless/poll-cpu-from-trace:yes\n", &[]), (InCall, InCall));
+        assert_eq!(poll("smpi/test:1e-7\n", &[]), (No, Taken));
+    }
 
     #[test]
     fn host_speed_is_replaced() {
