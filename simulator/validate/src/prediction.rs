@@ -508,7 +508,10 @@ mod tests {
         use PollFromTrace::{InCall, No, Taken};
         assert_eq!(poll("", &[]), (No, Taken));
         assert_eq!(poll("", &["timeless/poll-cpu-from-trace:no"]), (No, No));
-        assert_eq!(poll("timeless/poll-cpu-from-trace:yes\n", &[]), (InCall, InCall));
+        assert_eq!(
+            poll("timeless/poll-cpu-from-trace:yes\n", &[]),
+            (InCall, InCall)
+        );
         assert_eq!(poll("smpi/test:1e-7\n", &[]), (No, Taken));
     }
 
