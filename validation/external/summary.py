@@ -4,7 +4,10 @@
 ((max - min) / median). Usage: summary.py VALIDATE_CSV [ERROR_COLUMN]
 ERROR_COLUMN: error_pct (default), another prediction column (predicted_kernel_secs, ...)
 against the measured median, or `vs_traced`: the prediction against the traced run's own wall
-time (the same run the trace comes from: no run-to-run noise, but the tracer's slowdown)."""
+time (the same run the trace comes from: no run-to-run noise, but the tracer's slowdown), or
+`vs_span`: against the traced run's span from MPI_Init to MPI_Finalize (`traced_span_secs`,
+from its timestamps: what the replay's simulated time covers, without the launch, the
+program's work outside MPI or the tracer's start and end)."""
 import csv
 import statistics
 import sys
@@ -16,8 +19,8 @@ col = sys.argv[2] if len(sys.argv) > 2 else "error_pct"
 def err(r):
     if col == "error_pct":
         return float(r[col])
-    if col == "vs_traced":
-        t = float(r["traced_secs"])
+    if col in ("vs_traced", "vs_span"):
+        t = float(r["traced_secs" if col == "vs_traced" else "traced_span_secs"])
         return 100 * (float(r["predicted_secs"]) - t) / t
     m = float(r["measured_median_secs"])
     return 100 * (float(r[col]) - m) / m

@@ -80,6 +80,9 @@ pub struct RankBursts {
     /// Wall-clock segments, in time order; several per burst when a probe or carried-over
     /// gaps split it.
     pub segments: Vec<Segment>,
+    /// The rank's first call's enter and its last call's exit, seconds on the traced run's
+    /// clock (`None` without calls).
+    pub span: Option<(f64, f64)>,
 }
 
 /// Shortest burst (wall seconds, its gaps summed) that counts for the rate. A gap between two
@@ -148,6 +151,11 @@ pub struct RunRate {
     /// Per rank, the CPU it was bound to when every rank of its host was bound to one (module
     /// doc, "Ranks pinned to cores"): its bursts then share that core with its core-mates' only.
     pub bound_cpus: Vec<Option<u32>>,
+    /// The traced run from the first call's enter (`MPI_Init`'s) to the last call's exit
+    /// (`MPI_Finalize`'s) over all ranks, seconds: the span a replay's simulated time covers,
+    /// without the launch, the program's work outside MPI and the tracer's start and end
+    /// (`None` without calls).
+    pub span_secs: Option<f64>,
 }
 
 impl RunRate {
@@ -275,7 +283,16 @@ pub fn rank_bursts(
         what,
     };
     let calls = timed_calls(timed, timed_origin)?;
-    let mut out = RankBursts::default();
+    let mut out = RankBursts {
+        span: calls.first().map(|c| {
+            let last = calls
+                .iter()
+                .map(|c| c.exit_secs)
+                .fold(c.exit_secs, f64::max);
+            (c.enter_secs, last)
+        }),
+        ..RankBursts::default()
+    };
     let mut next = 0usize; // index of the next timed call
     let mut pending_flops = 0.0;
     // Gaps since the previous burst: (start, end).
@@ -470,6 +487,17 @@ pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
             what: format!("{} holds no rank-0.txt", dir.display()),
         });
     }
+    let first = all
+        .iter()
+        .filter_map(|b| b.span)
+        .map(|s| s.0)
+        .reduce(f64::min);
+    let last = all
+        .iter()
+        .filter_map(|b| b.span)
+        .map(|s| s.1)
+        .reduce(f64::max);
+    let span_secs = first.zip(last).map(|(a, b)| (b - a).max(0.0));
     let placement = hosts_of(dir, all.len());
     let mut ranks: Vec<Option<RankRate>> = vec![None; all.len()];
     let groups = placement.core_groups();
@@ -489,6 +517,7 @@ pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
             .collect(),
         hosts: placement.hosts,
         bound_cpus: placement.bound_cpus,
+        span_secs,
     })
 }
 

@@ -560,6 +560,7 @@ fn run_case(case: &Case, ctx: &Shared, bar: &mut dyn Progress) -> Result<Row, Va
         trace_rate: p.trace_rate,
         rate_coverage: p.rate_coverage,
         trace_wall_rate: p.trace_wall_rate,
+        traced_span_secs: p.traced_span_secs,
         removed_secs: p.removed_secs,
         predicted: p.predicted,
     })

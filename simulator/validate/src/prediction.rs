@@ -35,6 +35,8 @@ pub(crate) struct Prediction {
     pub trace_rate: Option<f64>,
     pub rate_coverage: Option<f64>,
     pub trace_wall_rate: Option<f64>,
+    /// The traced run's span from `MPI_Init` to `MPI_Finalize` (`RunRate::span_secs`).
+    pub traced_span_secs: Option<f64>,
     /// Mean compute time the compensation removed per rank, seconds (`None`: not compensated).
     pub removed_secs: Option<f64>,
     pub predicted: Predictions,
@@ -241,7 +243,11 @@ impl Models {
         Ok(Prediction {
             trace_rate,
             rate_coverage,
-            trace_wall_rate: rate.map(|r| r.seed_flops_per_sec()).filter(|&r| r > 0.0),
+            trace_wall_rate: rate
+                .as_ref()
+                .map(|r| r.seed_flops_per_sec())
+                .filter(|&r| r > 0.0),
+            traced_span_secs: rate.as_ref().and_then(|r| r.span_secs),
             removed_secs: self.compensate.then_some(removed),
             predicted: Predictions {
                 secs,

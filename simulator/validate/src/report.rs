@@ -79,6 +79,12 @@ pub struct Row {
     /// Wall time of the traced run minus the launch baseline, seconds (the run the trace
     /// describes: its difference from `measured` is the tracer's perturbation).
     pub traced_secs: Option<f64>,
+    /// The traced run from its first call's enter (`MPI_Init`) to its last call's exit
+    /// (`MPI_Finalize`), seconds, from its timestamps: the span the replay's simulated time
+    /// covers, without the launch, the program's work outside MPI or the tracer's start and
+    /// end (`timeless_calibrate::compute::RunRate::span_secs`). The prediction against it is
+    /// the replay's own error, free of run-to-run noise.
+    pub traced_span_secs: Option<f64>,
     /// CPU time of the ranks / (ranks × wall time), median of the untraced runs.
     pub cpu_share: Option<f64>,
     /// The calibrated platform's speed, flop/s (the trace's `TIMELESS_REF_SPEED`).
@@ -285,7 +291,7 @@ pub fn acquisition(rows: &[Row]) -> String {
 /// `validate.csv`.
 pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
     let mut s = String::from(
-        "program,ranks,mode,trace_mode,calibration,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,traced_secs,predicted_secs,error_pct,speed_source,compensated,cpu_share,kernel_speed_flops_per_sec,trace_rate_flops_per_sec,rate_coverage,trace_wall_rate_flops_per_sec,predicted_kernel_secs,predicted_trace_secs,predicted_other_compensation_secs,compute_only_secs,comm_only_secs,removed_per_rank_secs,measured_secs\n",
+        "program,ranks,mode,trace_mode,calibration,measured_median_secs,measured_min_secs,measured_max_secs,launch_baseline_secs,traced_secs,traced_span_secs,predicted_secs,error_pct,speed_source,compensated,cpu_share,kernel_speed_flops_per_sec,trace_rate_flops_per_sec,rate_coverage,trace_wall_rate_flops_per_sec,predicted_kernel_secs,predicted_trace_secs,predicted_other_compensation_secs,compute_only_secs,comm_only_secs,removed_per_rank_secs,measured_secs\n",
     );
     let f = |v: Option<f64>, p: usize| v.map_or(String::new(), |v| format!("{v:.p$}"));
     let e = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.6e}"));
@@ -296,7 +302,7 @@ pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
         let all: Vec<String> = r.measured.iter().map(|x| format!("{x}")).collect();
         let _ = writeln!(
             s,
-            "{},{},{},{},{},{},{},{},{},{},{:.9},{},{},{},{},{:.6e},{},{},{},{:.9},{},{:.9},{:.9},{:.9},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{:.9},{},{},{},{},{:.6e},{},{},{},{:.9},{},{:.9},{:.9},{:.9},{},{}",
             r.label,
             r.np,
             r.mode,
@@ -307,6 +313,7 @@ pub fn csv(rows: &[Row], source: SpeedSource, compensated: bool) -> String {
             f(st.map(|x| x.2), 6),
             f(r.baseline_secs, 6),
             f(r.traced_secs, 6),
+            f(r.traced_span_secs, 6),
             r.predicted.secs,
             f(r.error_pct(), 2),
             source.name(),
@@ -407,6 +414,7 @@ pub fn parse_csv(text: &str) -> Result<Vec<(usize, Row)>, String> {
                 measured: times,
                 baseline_secs: number(baseline, "launch baseline")?,
                 traced_secs: number(traced, "traced time")?,
+                traced_span_secs: None,
                 cpu_share: number(share, "CPU share")?,
                 kernel_speed: 0.0,
                 trace_rate: None,
@@ -434,6 +442,7 @@ mod tests {
             measured: measured.to_vec(),
             baseline_secs: Some(0.3),
             traced_secs: Some(1.5),
+            traced_span_secs: Some(1.4),
             cpu_share: Some(0.9),
             kernel_speed: 4e9,
             trace_rate: Some(3e9),
@@ -535,7 +544,7 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert_eq!(
             lines[1],
-            "d,8,regular,regular,base,,,,0.300000,1.500000,9.000000000,,kernel,false,0.900,4.000000e9,3.000000e9,0.950,2.000000e9,6.750000000,9.000000000,9.010000000,8.900000000,0.100000000,0.001000,"
+            "d,8,regular,regular,base,,,,0.300000,1.500000,1.400000,9.000000000,,kernel,false,0.900,4.000000e9,3.000000e9,0.950,2.000000e9,6.750000000,9.000000000,9.010000000,8.900000000,0.100000000,0.001000,"
         );
         assert_eq!(lines[0].split(',').count(), lines[1].split(',').count());
     }

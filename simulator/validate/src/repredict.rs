@@ -106,6 +106,7 @@ pub fn repredict(
             trace_rate: p.trace_rate,
             rate_coverage: p.rate_coverage,
             trace_wall_rate: p.trace_wall_rate,
+            traced_span_secs: p.traced_span_secs,
             removed_secs: p.removed_secs,
             predicted: p.predicted,
             ..row

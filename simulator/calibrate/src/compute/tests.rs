@@ -14,6 +14,7 @@ fn bursts(segments: &[(f64, f64)], flops: &[f64]) -> RankBursts {
                 burst: i as u32,
             })
             .collect(),
+        span: None,
     }
 }
 
@@ -27,6 +28,8 @@ fn bursts_are_timed_between_calls() {
     let b = rank_bursts(ti, "rank-0.txt", timed, "rank-0.timed.txt").unwrap();
     assert_eq!(b.flops, vec![2e6, 1e6]);
     assert_eq!(b.segments.len(), 2);
+    // From init's enter to finalize's exit.
+    assert_eq!(b.span, Some((10.0, 10.011)));
     let secs = core_secs(&[&b], 1);
     let r = rank_rate(0, &b, &secs[0]);
     assert_eq!(r.bursts, 2);
@@ -50,6 +53,7 @@ fn bursts_are_timed_between_calls() {
         ],
         hosts: vec![],
         bound_cpus: vec![],
+        span_secs: None,
     };
     // The seed: mean over the ranks, (6e8 + 1e9) / 2; pooled: 1.003e9 / 1.005 s.
     assert!((run.seed_flops_per_sec() - 8e8).abs() < 1e-3);
@@ -96,6 +100,7 @@ fn short_bursts_do_not_count_for_the_rate() {
         ranks: vec![r],
         hosts: vec![],
         bound_cpus: vec![],
+        span_secs: None,
     };
     assert!((run.coverage() - 4.0 / 4.5).abs() < 1e-12);
     assert!(run.usable_flops_per_sec().is_some());
@@ -107,6 +112,7 @@ fn short_bursts_do_not_count_for_the_rate() {
         ranks: vec![rank_rate(0, &b, &core_secs(&[&b], 1)[0])],
         hosts: vec![],
         bound_cpus: vec![],
+        span_secs: None,
     };
     assert_eq!(run.coverage(), 0.0);
     assert_eq!(run.usable_flops_per_sec(), None);
@@ -281,6 +287,8 @@ fn run_rate_reads_the_cores_from_the_metadata() {
     // Without metadata: as many cores as ranks, the wall rate 1.5e9.
     assert_eq!(run.hosts, vec![("?".to_string(), None)]);
     assert!((run.flops_per_sec() - 1.5e9).abs() < 1e-3);
+    // Rank 0's init enters at 0, rank 1's finalize exits at 3.
+    assert_eq!(run.span_secs, Some(3.0));
     std::fs::write(
         p.join("trace-meta.json"),
         r#"{"rank_hosts": ["a", "a"], "per_rank_allowed_cpus": [1, 1], "hosts": [{"name": "a", "cpus": 2}], "acquisition_mode": "folding: 2 ranks on 1 core (2 ranks per core)"}"#,
