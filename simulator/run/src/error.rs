@@ -10,7 +10,7 @@ use timeless_trace::TraceError;
 
 use crate::FrontendError;
 
-/// What [`simulate`] and the functions of this crate can fail with.
+/// What [`simulate`](crate::simulate) and the functions of this crate can fail with.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SimulateError {
@@ -96,7 +96,7 @@ pub enum SimulateError {
     /// The replay failed: a deadlock ([`ErrorKind::Deadlock`]) or a bad trace record.
     #[error(transparent)]
     Replay(#[from] ReplayError),
-    /// The front end could not provide its observer ([`Frontend::observer`]).
+    /// The front end could not provide its observer ([`Frontend::observer`](crate::Frontend::observer)).
     #[error(transparent)]
     Frontend(FrontendError),
     /// The measured profile naming the simulated profile's communicators cannot be read.
