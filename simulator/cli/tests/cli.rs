@@ -540,6 +540,46 @@ fn waiting_ranks_poll_the_cpu_time_they_took() {
     assert!(e.contains("rank-1.timed.txt is missing"), "{e}");
 }
 
+/// `timeless/cold-call-secs:X` (a timeless extension): a burst of at least
+/// `timeless/cold-call-after-secs` (1e-4 s at the host's speed) lasts X seconds longer, the
+/// cost of the cold MPI call after it. The poll case: ranks 0 and 2 compute 1 Gflop each on a
+/// 1-core 1 Gf host (2 s shared); with X = 0.25 each burst is 1.25 Gflop: 2.5 s, and on three
+/// cores 1.25 s. With the threshold at 2 s the bursts are short: 2 s.
+#[test]
+fn a_call_after_a_long_burst_is_cold() {
+    let tmp = poll_case();
+    let time = |platform: &str, cfg: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_timeless"));
+        c.current_dir(tmp.path())
+            .args(["simulate", "trace.txt", "-p", platform, "-n", "3"])
+            .args(["--format", "json"]);
+        for item in cfg {
+            c.args(["--cfg", item]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["simulated_time"].as_f64().unwrap()
+    };
+    let cold = "timeless/cold-call-secs:0.25";
+    for (platform, cfg, expected) in [
+        ("one.xml", vec![], 2.0),
+        ("one.xml", vec![cold], 2.5),
+        ("three.xml", vec![cold], 1.25),
+        (
+            "one.xml",
+            vec![cold, "timeless/cold-call-after-secs:2"],
+            2.0,
+        ),
+    ] {
+        let t = time(platform, &cfg);
+        assert!(
+            ((t - expected) / expected).abs() < 1e-6,
+            "{platform} {cfg:?}: {t} s, expected {expected}"
+        );
+    }
+}
+
 /// Writes `two.xml` into `dir`: one host `h` of 2 cores at 1 Gf in a Full zone.
 fn write_two_core_host(dir: &std::path::Path) {
     std::fs::write(

@@ -85,6 +85,18 @@ pub struct ReplayConfig {
     /// trip whose sender's core-mate computes: 1.9 ms on kernel 6.18 on an Intel Xeon VM,
     /// 2.3 ms on an AMD EPYC one).
     pub fold_slice_secs: f64,
+    /// `timeless/cold-call-secs` (0: off; a timeless extension, not a SimGrid key): the CPU
+    /// seconds the first MPI call after a long compute burst costs its rank's core on top of
+    /// the network model, added to that burst's execution (accounted as compute). After a
+    /// burst that streamed through more memory than the caches hold, the MPI library's shared
+    /// state must come back to the core: on the 2-core AMD EPYC VM a 2-rank `MPI_Allreduce` of
+    /// one double took 9.75 µs (median, the last arriver) after 8 MB of compute against
+    /// 0.2-0.5 µs after 0.8 MB or less, and the external applications' allreduces 15-20 µs
+    /// after their bursts (`validation/external/README.md`, session 40).
+    pub cold_call_secs: f64,
+    /// `timeless/cold-call-after-secs` (1e-4): the shortest burst, in seconds at its host's
+    /// speed, after which a call is cold (`timeless/cold-call-secs`).
+    pub cold_call_after_secs: f64,
     /// `timeless/rendezvous-late-wait` (0 at every size; a timeless extension, not a SimGrid
     /// key), by size as `smpi/ois` (`THRESH:SECS:SECS_PER_BYTE;...`): a rendezvous send
     /// (S >= `smpi/send-is-detached-thresh`) whose receive is posted after it completes this
@@ -123,6 +135,8 @@ impl Default for ReplayConfig {
             poll_cpu_secs_per_call: Vec::new(),
             pin_ranks: false,
             fold_slice_secs: 0.0,
+            cold_call_secs: 0.0,
+            cold_call_after_secs: 1e-4,
             rendezvous_late_wait: PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_OVERHEAD, 2)
                 .expect("valid default"),
             colls: CollectiveConfig::default(),
@@ -273,6 +287,8 @@ impl ReplayConfig {
                 }
             }
             "timeless/fold-slice-secs" => self.fold_slice_secs = parse_f64(key, value)?,
+            "timeless/cold-call-secs" => self.cold_call_secs = parse_f64(key, value)?,
+            "timeless/cold-call-after-secs" => self.cold_call_after_secs = parse_f64(key, value)?,
             k if NO_EFFECT_KEYS.contains(&k) => return Ok(KeyEffect::Ignored),
             _ => {
                 return match self.colls.set(key, value) {
@@ -330,6 +346,16 @@ mod tests {
             Ok(KeyEffect::Applied)
         );
         assert_eq!(c.fold_slice_secs, 2.3e-3);
+        assert_eq!((c.cold_call_secs, c.cold_call_after_secs), (0.0, 1e-4));
+        assert_eq!(
+            c.set("timeless/cold-call-secs:1e-5"),
+            Ok(KeyEffect::Applied)
+        );
+        assert_eq!(
+            c.set("timeless/cold-call-after-secs:2e-4"),
+            Ok(KeyEffect::Applied)
+        );
+        assert_eq!((c.cold_call_secs, c.cold_call_after_secs), (1e-5, 2e-4));
         assert!(c
             .set("timeless/fold-slice-secs:-1")
             .unwrap_err()

@@ -77,6 +77,14 @@ impl Simulation<'_> {
             Action::Finalize | Action::CommNoop | Action::Location => {}
             Action::Compute { flops } => {
                 if self.cfg.simulate_computation && flops > 0.0 {
+                    let mut flops = flops;
+                    if self.cfg.cold_call_secs > 0.0 {
+                        // `timeless/cold-call-secs`: the call after a long burst is cold.
+                        let speed = self.platform.hosts()[st.host as usize].speed_flops_per_sec;
+                        if flops >= self.cfg.cold_call_after_secs * speed {
+                            flops += self.cfg.cold_call_secs * speed;
+                        }
+                    }
                     st.steps.push_back(Step::Exec(flops));
                 }
             }
