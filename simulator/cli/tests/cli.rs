@@ -540,18 +540,28 @@ fn waiting_ranks_poll_the_cpu_time_they_took() {
     assert!(e.contains("rank-1.timed.txt is missing"), "{e}");
 }
 
-/// `timeless/cold-call-secs:X` (a timeless extension): a burst of at least
-/// `timeless/cold-call-after-secs` (1e-4 s at the host's speed) lasts X seconds longer, the
-/// cost of the cold MPI call after it. The poll case: ranks 0 and 2 compute 1 Gflop each on a
-/// 1-core 1 Gf host (2 s shared); with X = 0.25 each burst is 1.25 Gflop: 2.5 s, and on three
-/// cores 1.25 s. With the threshold at 2 s the bursts are short: 2 s.
+/// `timeless/cold-call-secs:X` (a timeless extension): the MPI call after a burst of at least
+/// `timeless/cold-call-after-secs` (1e-4 s at the host's speed) costs X more seconds of the
+/// rank's core: by default only a collective (`timeless/cold-call-before:collective`, an
+/// execution of X before it), with `any` every call (the burst lasts X longer). The poll case:
+/// ranks 0 and 2 compute 1 Gflop each on a 1-core 1 Gf host (2 s shared), then rank 0 sends:
+/// no collective, 2 s; with `any` and X = 0.25 each burst is 1.25 Gflop: 2.5 s, on three cores
+/// 1.25 s; with the threshold at 2 s the bursts are short: 2 s. A barrier after the bursts
+/// (rank 0 1 s, rank 1 0.1 s, each on its own core): rank 0's cold barrier starts 0.25 s later
+/// and so ends the run 0.25 s later, both ways.
 #[test]
 fn a_call_after_a_long_burst_is_cold() {
     let tmp = poll_case();
-    let time = |platform: &str, cfg: &[&str]| {
+    std::fs::write(
+        tmp.path().join("barrier.txt"),
+        "0 init\n1 init\n0 compute 1e9\n1 compute 1e8\n0 barrier\n1 barrier\n0 finalize\n1 finalize\n",
+    )
+    .unwrap();
+    let time = |trace: &str, platform: &str, cfg: &[&str]| {
+        let n = if trace == "trace.txt" { "3" } else { "2" };
         let mut c = Command::new(env!("CARGO_BIN_EXE_timeless"));
         c.current_dir(tmp.path())
-            .args(["simulate", "trace.txt", "-p", platform, "-n", "3"])
+            .args(["simulate", trace, "-p", platform, "-n", n])
             .args(["--format", "json"]);
         for item in cfg {
             c.args(["--cfg", item]);
@@ -562,20 +572,30 @@ fn a_call_after_a_long_burst_is_cold() {
         v["simulated_time"].as_f64().unwrap()
     };
     let cold = "timeless/cold-call-secs:0.25";
+    let any = "timeless/cold-call-before:any";
     for (platform, cfg, expected) in [
         ("one.xml", vec![], 2.0),
-        ("one.xml", vec![cold], 2.5),
-        ("three.xml", vec![cold], 1.25),
+        ("one.xml", vec![cold], 2.0),
+        ("one.xml", vec![cold, any], 2.5),
+        ("three.xml", vec![cold, any], 1.25),
         (
             "one.xml",
-            vec![cold, "timeless/cold-call-after-secs:2"],
+            vec![cold, any, "timeless/cold-call-after-secs:2"],
             2.0,
         ),
     ] {
-        let t = time(platform, &cfg);
+        let t = time("trace.txt", platform, &cfg);
         assert!(
             ((t - expected) / expected).abs() < 1e-6,
             "{platform} {cfg:?}: {t} s, expected {expected}"
+        );
+    }
+    let plain = time("barrier.txt", "three.xml", &[]);
+    for cfg in [vec![cold], vec![cold, any]] {
+        let t = time("barrier.txt", "three.xml", &cfg);
+        assert!(
+            (t - plain - 0.25).abs() < 1e-9,
+            "{cfg:?}: {t} s against {plain} s"
         );
     }
 }

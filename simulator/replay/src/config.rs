@@ -87,7 +87,7 @@ pub struct ReplayConfig {
     pub fold_slice_secs: f64,
     /// `timeless/cold-call-secs` (0: off; a timeless extension, not a SimGrid key): the CPU
     /// seconds the first MPI call after a long compute burst costs its rank's core on top of
-    /// the network model, added to that burst's execution (accounted as compute). After a
+    /// the network model (which calls: `timeless/cold-call-before`). After a
     /// burst that streamed through more memory than the caches hold, the MPI library's shared
     /// state must come back to the core: on the 2-core AMD EPYC VM a 2-rank `MPI_Allreduce` of
     /// one double took 9.75 µs (median, the last arriver) after 8 MB of compute against
@@ -97,6 +97,13 @@ pub struct ReplayConfig {
     /// `timeless/cold-call-after-secs` (1e-4): the shortest burst, in seconds at its host's
     /// speed, after which a call is cold (`timeless/cold-call-secs`).
     pub cold_call_after_secs: f64,
+    /// `timeless/cold-call-before` (`collective`): `collective` charges the cold call only to a
+    /// collective that follows the long burst directly (as an execution before it, accounted
+    /// as compute), `any` to whatever call follows (the burst lasts longer). On the external
+    /// set and the corpus (`validation/external/README.md`, session 40) `any` overshoots the
+    /// pipelines (wavefront, SNAP), whose sends follow bursts on data that stays in the caches;
+    /// the collectives after long bursts are where the applications' cold calls show.
+    pub cold_call_collective_only: bool,
     /// `timeless/rendezvous-late-wait` (0 at every size; a timeless extension, not a SimGrid
     /// key), by size as `smpi/ois` (`THRESH:SECS:SECS_PER_BYTE;...`): a rendezvous send
     /// (S >= `smpi/send-is-detached-thresh`) whose receive is posted after it completes this
@@ -137,6 +144,7 @@ impl Default for ReplayConfig {
             fold_slice_secs: 0.0,
             cold_call_secs: 0.0,
             cold_call_after_secs: 1e-4,
+            cold_call_collective_only: true,
             rendezvous_late_wait: PiecewiseFactor::parse(PiecewiseFactor::DEFAULT_OVERHEAD, 2)
                 .expect("valid default"),
             colls: CollectiveConfig::default(),
@@ -289,6 +297,13 @@ impl ReplayConfig {
             "timeless/fold-slice-secs" => self.fold_slice_secs = parse_f64(key, value)?,
             "timeless/cold-call-secs" => self.cold_call_secs = parse_f64(key, value)?,
             "timeless/cold-call-after-secs" => self.cold_call_after_secs = parse_f64(key, value)?,
+            "timeless/cold-call-before" => {
+                self.cold_call_collective_only = match value.trim() {
+                    "any" => false,
+                    "collective" => true,
+                    _ => return Err(format!("{key}: '{value}' is not one of any, collective")),
+                }
+            }
             k if NO_EFFECT_KEYS.contains(&k) => return Ok(KeyEffect::Ignored),
             _ => {
                 return match self.colls.set(key, value) {
@@ -356,6 +371,16 @@ mod tests {
             Ok(KeyEffect::Applied)
         );
         assert_eq!((c.cold_call_secs, c.cold_call_after_secs), (1e-5, 2e-4));
+        assert!(c.cold_call_collective_only, "collective by default");
+        assert_eq!(
+            c.set("timeless/cold-call-before:any"),
+            Ok(KeyEffect::Applied)
+        );
+        assert!(!c.cold_call_collective_only);
+        assert!(c
+            .set("timeless/cold-call-before:all")
+            .unwrap_err()
+            .contains("not one of any, collective"));
         assert!(c
             .set("timeless/fold-slice-secs:-1")
             .unwrap_err()

@@ -167,6 +167,9 @@ pub struct RankState {
     pub poll: Option<ActivityId>,
     /// CPU seconds of in-call time not polled yet (`timeless/poll-cpu-from-trace`).
     pub poll_budget_secs: f64,
+    /// The rank's last action was a burst of at least `timeless/cold-call-after-secs` (with
+    /// `timeless/cold-call-before:collective`).
+    pub cold_burst: bool,
     /// Probe back-off multiplier (per rank here, global in SimGrid 3.32).
     pub probe_sleeps: u32,
     /// Start date of the blocking activity.
@@ -213,6 +216,7 @@ impl RankState {
             test_sleeps: 1,
             poll: None,
             poll_budget_secs: 0.0,
+            cold_burst: false,
             probe_sleeps: 1,
             activity_start: 0.0,
             init_secs: 0.0,

@@ -56,6 +56,14 @@ impl Simulation<'_> {
                 st.poll_budget_secs += c;
             }
         }
+        if self.cfg.cold_call_collective_only && std::mem::take(&mut st.cold_burst) {
+            if is_collective(action) {
+                // `timeless/cold-call-before:collective`: the collective after a long burst.
+                let speed = self.platform.hosts()[st.host as usize].speed_flops_per_sec;
+                st.steps
+                    .push_back(Step::Exec(self.cfg.cold_call_secs * speed));
+            }
+        }
         let t = |tag: i32| tag_in(g, tag);
         match *action {
             Action::CommDef {
@@ -82,7 +90,11 @@ impl Simulation<'_> {
                         // `timeless/cold-call-secs`: the call after a long burst is cold.
                         let speed = self.platform.hosts()[st.host as usize].speed_flops_per_sec;
                         if flops >= self.cfg.cold_call_after_secs * speed {
-                            flops += self.cfg.cold_call_secs * speed;
+                            if self.cfg.cold_call_collective_only {
+                                st.cold_burst = true;
+                            } else {
+                                flops += self.cfg.cold_call_secs * speed;
+                            }
                         }
                     }
                     st.steps.push_back(Step::Exec(flops));
@@ -205,4 +217,25 @@ impl Simulation<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether `action` is a collective (every action of the trace model but the rank's own,
+/// point-to-point and request ones).
+fn is_collective(action: &Action) -> bool {
+    !matches!(
+        action,
+        Action::Init { .. }
+            | Action::Finalize
+            | Action::CommNoop
+            | Action::Location
+            | Action::CommDef { .. }
+            | Action::Compute { .. }
+            | Action::Sleep { .. }
+            | Action::Send { .. }
+            | Action::Recv { .. }
+            | Action::Wait(_)
+            | Action::Test(_)
+            | Action::WaitAll
+            | Action::SendRecv { .. }
+    )
 }
