@@ -56,15 +56,15 @@ impl Simulation<'_> {
                 st.poll_budget_secs += c;
             }
         }
-        // `timeless/cold-call-before:collective`: the collective right after a long burst
-        // (the flag is cleared by any other action).
-        if self.cfg.cold_call_collective_only
-            && std::mem::take(&mut st.cold_burst)
-            && is_collective(action)
-        {
-            let speed = self.platform.hosts()[st.host as usize].speed_flops_per_sec;
-            st.steps
-                .push_back(Step::Exec(self.cfg.cold_call_secs * speed));
+        // `timeless/cold-call-before:collective`: the collective right after a long burst (set
+        // only with the option on; cleared by any other action).
+        if st.cold_burst {
+            st.cold_burst = false;
+            if is_collective(action) {
+                let speed = self.platform.hosts()[st.host as usize].speed_flops_per_sec;
+                st.steps
+                    .push_back(Step::Exec(self.cfg.cold_call_secs * speed));
+            }
         }
         let t = |tag: i32| tag_in(g, tag);
         match *action {
