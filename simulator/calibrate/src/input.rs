@@ -63,7 +63,7 @@ fn parse_size(origin: &str, line: u64, field: &str) -> Result<u64, CalibrateErro
 
 /// Parses measurement CSV: a header naming the columns `op`, `size_bytes` and `time_secs` (in any
 /// order; other columns are ignored), then one row per sample. `op` is one of `pingpong`, `exchange`, `exchange_ranks`, `send`,
-/// `send_burst`, `isend`, `recv`, `recv_burst`, `late` ([`Op`]); `size_bytes` is a non-negative integer; `time_secs` a
+/// `send_burst`, `isend`, `recv`, `recv_burst`, `late`, `cold_allreduce` ([`Op`]); `size_bytes` is a non-negative integer; `time_secs` a
 /// finite number >= 0. Lines starting with `#` are comments.
 ///
 /// # Errors
@@ -113,7 +113,7 @@ pub fn parse_csv(text: &str, origin: &str) -> Result<Measurements, CalibrateErro
         let op = Op::from_name(op_text).ok_or_else(|| {
             perr(
                 line,
-                format!("unknown op '{op_text}' (expected pingpong, exchange, exchange_ranks, send, send_burst, isend, recv, recv_burst or late)"),
+                format!("unknown op '{op_text}' (expected pingpong, exchange, exchange_ranks, send, send_burst, isend, recv, recv_burst, late or cold_allreduce)"),
             )
         })?;
         let size = parse_size(origin, line, field(c_size, "size_bytes")?)?;

@@ -39,11 +39,16 @@ pub enum Op {
     /// How late the receiver posted in the [`Op::Send`] test (one row, size 0): a send that takes
     /// more than half of it waited for the receiver (rendezvous).
     Late,
+    /// An `MPI_Allreduce` of one double right after each rank streamed through *size* bytes of
+    /// its own memory, timed on the rank that arrived last: warm at the smallest size, cold
+    /// (the MPI library's shared state out of the caches) at the largest
+    /// ([`crate::network::cold_call_secs`]).
+    ColdAllreduce,
 }
 
 impl Op {
     /// Every operation, in CSV order.
-    pub const ALL: [Op; 9] = [
+    pub const ALL: [Op; 10] = [
         Op::PingPong,
         Op::Exchange,
         Op::ExchangeRanks,
@@ -53,6 +58,7 @@ impl Op {
         Op::Recv,
         Op::RecvBurst,
         Op::Late,
+        Op::ColdAllreduce,
     ];
 
     /// Name used in the CSV `op` column.
@@ -67,6 +73,7 @@ impl Op {
             Op::Recv => "recv",
             Op::RecvBurst => "recv_burst",
             Op::Late => "late",
+            Op::ColdAllreduce => "cold_allreduce",
         }
     }
 

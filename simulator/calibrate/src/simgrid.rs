@@ -135,6 +135,10 @@ pub struct SimgridParams {
     /// ([`crate::network::rendezvous_late_wait_entries`]). Empty (not written) but for a
     /// folded calibration.
     pub rendezvous_late_wait: Vec<OverheadEntry>,
+    /// `timeless/cold-call-secs` (a timeless key): what a collective right after a long burst
+    /// costs beyond the warm one, seconds ([`crate::network::cold_call_secs`]); `None` (not
+    /// written) without `cold_allreduce` measurements.
+    pub cold_call_secs: Option<f64>,
 }
 
 /// Factor thresholds for the segments of `fit`: 0 for the first, `first_size + 15` after.
@@ -249,6 +253,9 @@ impl SimgridParams {
                 "timeless/rendezvous-late-wait".into(),
                 format_overheads(&self.rendezvous_late_wait),
             ));
+        }
+        if let Some(secs) = self.cold_call_secs {
+            items.push(("timeless/cold-call-secs".into(), format!("{secs:e}")));
         }
         items
     }
@@ -383,6 +390,7 @@ mod tests {
             ois: vec![],
             detached_thresh_bytes: 4096,
             rendezvous_late_wait: vec![],
+            cold_call_secs: None,
         };
         assert_eq!(
             p.cfg_file("calibrated\nby hand"),
@@ -418,6 +426,14 @@ mod tests {
         };
         assert!(folded.cfg_file("").ends_with(
             "smpi/grow-injected-times:no\ntimeless/rendezvous-late-wait:4095:3e-6:0e0;0:0e0:0e0\n"
+        ));
+        // The cold call's cost comes last when measured.
+        let cold = SimgridParams {
+            cold_call_secs: Some(1.2e-5),
+            ..folded
+        };
+        assert!(cold.cfg_file("").ends_with(
+            "timeless/rendezvous-late-wait:4095:3e-6:0e0;0:0e0:0e0\ntimeless/cold-call-secs:1.2e-5\n"
         ));
     }
 }

@@ -25,7 +25,12 @@
 //! * `recv`: `MPI_Recv` on rank 1 of a message sent `late` earlier;
 //! * `recv_burst`: mean cost of the next 7 `MPI_Recv` calls of already-arrived messages
 //!   (`smpi/or` for eager sizes);
-//! * `late`: one row with the delay used (seconds).
+//! * `late`: one row with the delay used (seconds);
+//! * `cold_allreduce`: an `MPI_Allreduce` of one double right after each measuring rank
+//!   streamed through `size_bytes` of its own memory (8 KiB: warm caches; 32 MiB: more than
+//!   the caches hold), the time of the rank that arrived last (the smaller of the two ranks'
+//!   times), 200 repetitions each: what a call costs when the MPI library's shared state has
+//!   left the core's caches (`timeless/cold-call-secs`; `--cold-only` measures only this).
 //!
 //! `--yield`: the late rank's busy wait calls `sched_yield` (for folded runs, where the rank
 //! it waits for may need its core).
@@ -50,10 +55,11 @@ struct Options {
     empty: bool,
     yield_while_late: bool,
     busy_pairs: bool,
+    cold_only: bool,
 }
 
 fn usage(msg: &str) -> ! {
-    eprintln!("timeless-pingpong: {msg}\nusage: mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES] [--late-us US] [--yield] [--busy-pairs] [--out FILE] | --empty");
+    eprintln!("timeless-pingpong: {msg}\nusage: mpirun -np 2 timeless-pingpong [--reps N] [--warmup N] [--max-size BYTES] [--late-us US] [--yield] [--busy-pairs] [--cold-only] [--out FILE] | --empty");
     std::process::exit(2);
 }
 
@@ -67,6 +73,7 @@ fn parse_args() -> Options {
         empty: false,
         yield_while_late: false,
         busy_pairs: false,
+        cold_only: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -89,6 +96,7 @@ fn parse_args() -> Options {
             "--empty" => o.empty = true,
             "--yield" => o.yield_while_late = true,
             "--busy-pairs" => o.busy_pairs = true,
+            "--cold-only" => o.cold_only = true,
             "-h" | "--help" => usage("help"),
             other => usage(&format!("unknown argument '{other}'")),
         }
@@ -124,6 +132,56 @@ const ROUNDS: usize = 5;
 
 /// Calls per burst in the per-call cost tests.
 const BURST: usize = 8;
+
+/// Bytes each rank streams through before a `cold_allreduce`: warm, then cold.
+const COLD_BYTES: [usize; 2] = [8 << 10, 32 << 20];
+
+/// Timed repetitions of each `cold_allreduce` size.
+const COLD_REPS: usize = 200;
+
+/// One pass over `a` that reads and writes every element (a streaming compute burst).
+fn stream(a: &mut [f64]) {
+    for v in a.iter_mut() {
+        *v = *v * 1.000_000_1 + 1.0;
+    }
+}
+
+/// The `cold_allreduce` rows (module docs): per size of [`COLD_BYTES`], [`COLD_REPS`] times
+/// (after `warmup` untimed ones) stream, barrier, stream again, then one allreduce of one
+/// double on `pair`; returns (size, time of the last to arrive) on rank 0, nothing on rank 1.
+fn cold_allreduce<C: Communicator>(pair: &C, warmup: usize) -> Vec<(usize, f64)> {
+    let rank = pair.rank();
+    let peer = pair.process_at_rank(1 - rank);
+    let mut rows = Vec::new();
+    let mut sink = 0.0;
+    for &bytes in &COLD_BYTES {
+        let mut a: Vec<f64> = (0..bytes / 8).map(|i| i as f64).collect();
+        let mut took = Vec::with_capacity(COLD_REPS);
+        for it in 0..warmup + COLD_REPS {
+            stream(&mut a);
+            pair.barrier();
+            stream(&mut a);
+            let x = a[it % a.len()];
+            let mut y = 0.0f64;
+            let t0 = mpi::time();
+            pair.all_reduce_into(&x, &mut y, mpi::collective::SystemOperation::sum());
+            let dt = mpi::time() - t0;
+            if it >= warmup {
+                took.push(dt);
+            }
+            sink += y;
+        }
+        if rank == 1 {
+            peer.send(&took[..]);
+        } else {
+            let mut other = vec![0f64; took.len()];
+            peer.receive_into(&mut other[..]);
+            rows.extend(took.iter().zip(&other).map(|(a, b)| (bytes, a.min(*b))));
+        }
+    }
+    std::hint::black_box(sink);
+    rows
+}
 
 fn spin_for(secs: f64, yield_core: bool) {
     let t0 = mpi::time();
@@ -193,9 +251,14 @@ fn main() {
     // The sweep over sizes is repeated ROUNDS times, each round doing a share of the
     // repetitions: a burst of load from other processes then spreads over many sizes instead of
     // spoiling every sample of one size.
-    let steps = ROUNDS * sizes.len();
+    let steps = if opts.cold_only {
+        0
+    } else {
+        ROUNDS * sizes.len()
+    };
     for (step, (round, &size)) in (0..ROUNDS)
         .flat_map(|r| sizes.iter().map(move |s| (r, s)))
+        .take(steps)
         .enumerate()
     {
         let msg = &mut buf[..size];
@@ -331,6 +394,9 @@ fn main() {
                 );
             }
         }
+    }
+    for (bytes, secs) in cold_allreduce(&pair, opts.warmup.max(2)) {
+        rows.push(("cold_allreduce", bytes, secs));
     }
     world.barrier();
     if records {

@@ -42,7 +42,9 @@ pub use folded::{
     LATE_WAIT_TOLERANCE_SECS,
 };
 pub use folded_fit::{fit_folded_sharing, FoldedSharing, MIN_BREAK_GAIN, RATIO_GRID_STEPS};
-pub use pingpong::{calibrate_network, detect_detached_thresh, DEFAULT_DETACHED_THRESH_BYTES};
+pub use pingpong::{
+    calibrate_network, cold_call_secs, detect_detached_thresh, DEFAULT_DETACHED_THRESH_BYTES,
+};
 
 /// Options of [`calibrate_network`].
 #[derive(Debug, Clone, PartialEq)]

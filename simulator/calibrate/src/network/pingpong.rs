@@ -208,6 +208,7 @@ pub fn calibrate_network(
         ois,
         detached_thresh_bytes: thresh,
         rendezvous_late_wait: Vec::new(),
+        cold_call_secs: cold_call_secs(m),
     };
     let flow_sharing = if opts.flow_sharing {
         fit_flow_sharing(m, &fit, &params, opts.min_points)?
@@ -216,4 +217,18 @@ pub fn calibrate_network(
     };
     let flow_sharing = flow_sharing.map(|f| with_exchange_overhead(f, m, &fit, &mut params));
     finish(one_way, fit, params, threshold_source, flow_sharing, opts)
+}
+
+/// `timeless/cold-call-secs` from the `cold_allreduce` rows (`timeless-pingpong`): the median
+/// allreduce of the last rank to arrive after the largest streamed size minus the median after
+/// the smallest, seconds (at least 0): what the MPI library's shared state costs to bring back
+/// to the core after a burst that streamed through more than the caches hold. `None` with
+/// fewer than two sizes.
+///
+/// Example: medians 0.22 µs after 8 KiB and 11.98 µs after 32 MiB give 11.76 µs (this
+/// project's 2-core AMD EPYC VM, `validation/calibration/epyc`).
+pub fn cold_call_secs(m: &Measurements) -> Option<f64> {
+    let p = m.medians(Op::ColdAllreduce);
+    let (warm, cold) = (p.first()?, p.last()?);
+    (cold.size_bytes > warm.size_bytes).then(|| (cold.time_secs - warm.time_secs).max(0.0))
 }

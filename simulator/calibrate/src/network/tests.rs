@@ -48,6 +48,7 @@ fn flow_sharing_by_hand() {
         ois: vec![],
         detached_thresh_bytes: 0,
         rendezvous_late_wait: Vec::new(),
+        cold_call_secs: None,
     };
     let exchanges = |u: f64| {
         let mut m = Measurements::default();
@@ -125,6 +126,7 @@ fn call_cost(ois_secs: f64) -> SimgridParams {
         }],
         detached_thresh_bytes: 0,
         rendezvous_late_wait: Vec::new(),
+        cold_call_secs: None,
     }
 }
 
@@ -364,4 +366,21 @@ fn bad_measurements_are_typed_errors() {
             .starts_with("at 1 B the send and receive overheads"),
         "{e}"
     );
+}
+
+/// `timeless/cold-call-secs`: the median after the largest streamed size minus the median after
+/// the smallest (by hand: 12 - 0.2 = 11.8 µs); nothing with one size or without the rows.
+#[test]
+fn cold_call_is_the_cold_median_minus_the_warm_one() {
+    let mut m = Measurements::default();
+    assert_eq!(cold_call_secs(&m), None);
+    for t in [0.1e-6, 0.2e-6, 0.9e-6] {
+        m.push(Op::ColdAllreduce, 8192, t);
+    }
+    assert_eq!(cold_call_secs(&m), None);
+    for t in [30e-6, 11e-6, 12e-6] {
+        m.push(Op::ColdAllreduce, 32 << 20, t);
+    }
+    let x = cold_call_secs(&m).unwrap();
+    assert!((x - 11.8e-6).abs() < 1e-18, "{x}");
 }

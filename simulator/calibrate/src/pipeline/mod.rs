@@ -410,6 +410,10 @@ pub fn calibrate_network_files(
         }
         Err(e) => return Err(PipelineError::Input(e)),
     };
+    // A folded calibration without cold-call measurements of its own takes the unfolded one's.
+    if let (None, Some((base, _))) = (cal.params.cold_call_secs, &unfolded_base) {
+        cal.params.cold_call_secs = crate::network::cold_call_secs(base);
+    }
 
     let speed = match args.speed {
         Some(s) => s,

@@ -145,6 +145,12 @@ pub(super) fn summary(
         "eager/rendezvous switch: smpi/send-is-detached-thresh = {} B ({:?})",
         cal.params.detached_thresh_bytes, cal.threshold_source
     );
+    if let Some(x) = cal.params.cold_call_secs {
+        let _ = writeln!(
+            s,
+            "cold call: an allreduce after a burst that streamed through more than the caches costs {x:.4e} s more than a warm one (cold_allreduce rows): timeless/cold-call-secs"
+        );
+    }
     match (&cal.flow_sharing, cal.link.shared_bandwidth_bytes_per_sec()) {
         (Some(p), Some(shared)) => {
             let _ = writeln!(
