@@ -453,14 +453,14 @@ pub fn rank_rate(rank: usize, bursts: &RankBursts, core_secs: &[f64]) -> RankRat
     r
 }
 
-/// Rates of one trace directory (`rank-<r>.txt` and `rank-<r>.timed.txt` for r = 0, 1, ...;
-/// hosts and cores from `trace-meta.json` when present).
+/// The TI and timed files of every rank of a trace directory (`rank-<r>.txt` and
+/// `rank-<r>.timed.txt` for r = 0, 1, ... while the TI file exists).
 ///
 /// # Errors
-/// No rank file, a rank without its timed file (trace taken without `--timestamps`), or the
-/// errors of [`rank_bursts`].
-pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
-    let mut all = Vec::new();
+/// [`CalibrateError::Invalid`] without `rank-0.txt`, or for a rank without its timed file
+/// (traced without `--timestamps`).
+fn rank_files(dir: &Path) -> Result<Vec<(PathBuf, PathBuf)>, CalibrateError> {
+    let mut out = Vec::new();
     for r in 0.. {
         let ti = dir.join(format!("rank-{r}.txt"));
         if !ti.exists() {
@@ -475,17 +475,31 @@ pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
                 ),
             });
         }
+        out.push((ti, timed));
+    }
+    if out.is_empty() {
+        return Err(CalibrateError::Invalid {
+            what: format!("{} holds no rank-0.txt", dir.display()),
+        });
+    }
+    Ok(out)
+}
+
+/// Rates of one trace directory (`rank-<r>.txt` and `rank-<r>.timed.txt` for r = 0, 1, ...;
+/// hosts and cores from `trace-meta.json` when present).
+///
+/// # Errors
+/// No rank file, a rank without its timed file (trace taken without `--timestamps`), or the
+/// errors of [`rank_bursts`].
+pub fn run_rate(dir: &Path) -> Result<RunRate, CalibrateError> {
+    let mut all = Vec::new();
+    for (ti, timed) in rank_files(dir)? {
         all.push(rank_bursts(
             &read(&ti)?,
             &ti.display().to_string(),
             &read(&timed)?,
             &timed.display().to_string(),
         )?);
-    }
-    if all.is_empty() {
-        return Err(CalibrateError::Invalid {
-            what: format!("{} holds no rank-0.txt", dir.display()),
-        });
     }
     let first = all
         .iter()

@@ -252,6 +252,42 @@ impl Action {
         }
     }
 
+    /// Whether the action is a collective (every rank of its communicator takes part): all
+    /// but the rank's own (`init`, `compute`, ...), point-to-point and request actions. Every
+    /// variant is named, so that a new one has to say.
+    pub fn is_collective(&self) -> bool {
+        match self {
+            Action::Init { .. }
+            | Action::Finalize
+            | Action::CommNoop
+            | Action::Location
+            | Action::CommDef { .. }
+            | Action::Compute { .. }
+            | Action::Sleep { .. }
+            | Action::Send { .. }
+            | Action::Recv { .. }
+            | Action::Wait(_)
+            | Action::Test(_)
+            | Action::WaitAll
+            | Action::SendRecv { .. } => false,
+            Action::Barrier
+            | Action::Bcast { .. }
+            | Action::Reduce { .. }
+            | Action::AllReduce { .. }
+            | Action::AllToAll { .. }
+            | Action::AllToAllV { .. }
+            | Action::Gather { .. }
+            | Action::AllGather { .. }
+            | Action::GatherV { .. }
+            | Action::AllGatherV { .. }
+            | Action::Scatter { .. }
+            | Action::ScatterV { .. }
+            | Action::ReduceScatter { .. }
+            | Action::Scan { .. }
+            | Action::ExScan { .. } => true,
+        }
+    }
+
     /// The trace keyword of this action, as SimGrid 3.32 writes it.
     pub fn keyword(&self) -> &'static str {
         match self {

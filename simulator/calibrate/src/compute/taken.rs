@@ -32,7 +32,7 @@ use std::path::Path;
 
 use timeless_replay::PollFromTrace;
 
-use super::{hosts_of, read, timed_calls};
+use super::{hosts_of, rank_files, read, timed_calls};
 use crate::CalibrateError;
 
 /// Per rank, the CPU seconds each of its MPI calls adds to its poll budget under `mode`
@@ -74,19 +74,7 @@ pub fn poll_secs_per_call(
 /// [`CalibrateError::Parse`] naming file:line of a malformed timed line.
 pub fn taken_shares(dir: &Path) -> Result<Vec<f64>, CalibrateError> {
     let mut calls: Vec<Vec<(f64, f64)>> = Vec::new();
-    for r in 0.. {
-        if !dir.join(format!("rank-{r}.txt")).exists() {
-            break;
-        }
-        let timed = dir.join(format!("rank-{r}.timed.txt"));
-        if !timed.exists() {
-            return Err(CalibrateError::Invalid {
-                what: format!(
-                    "{} is missing: trace with `timeless trace --timestamps`",
-                    timed.display()
-                ),
-            });
-        }
+    for (_, timed) in rank_files(dir)? {
         let text = read(&timed)?;
         let rank_calls = timed_calls(&text, &timed.display().to_string())?;
         calls.push(
@@ -95,11 +83,6 @@ pub fn taken_shares(dir: &Path) -> Result<Vec<f64>, CalibrateError> {
                 .map(|c| (c.enter_secs, c.exit_secs))
                 .collect(),
         );
-    }
-    if calls.is_empty() {
-        return Err(CalibrateError::Invalid {
-            what: format!("{} holds no rank-0.txt", dir.display()),
-        });
     }
     let mut shares = vec![0.0; calls.len()];
     for (members, cores) in hosts_of(dir, calls.len()).core_groups() {

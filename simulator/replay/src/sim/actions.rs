@@ -60,7 +60,7 @@ impl Simulation<'_> {
         // only with the option on; cleared by any other action).
         if st.cold_burst {
             st.cold_burst = false;
-            if is_collective(action) {
+            if action.is_collective() {
                 let speed = self.platform.hosts()[st.host as usize].speed_flops_per_sec;
                 st.steps
                     .push_back(Step::Exec(self.cfg.cold_call_secs * speed));
@@ -219,25 +219,4 @@ impl Simulation<'_> {
         }
         Ok(())
     }
-}
-
-/// Whether `action` is a collective (every action of the trace model but the rank's own,
-/// point-to-point and request ones).
-fn is_collective(action: &Action) -> bool {
-    !matches!(
-        action,
-        Action::Init { .. }
-            | Action::Finalize
-            | Action::CommNoop
-            | Action::Location
-            | Action::CommDef { .. }
-            | Action::Compute { .. }
-            | Action::Sleep { .. }
-            | Action::Send { .. }
-            | Action::Recv { .. }
-            | Action::Wait(_)
-            | Action::Test(_)
-            | Action::WaitAll
-            | Action::SendRecv { .. }
-    )
 }
